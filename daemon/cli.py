@@ -1,0 +1,183 @@
+"""The `citeline` command line: index, search and status, each with `--json` where a script reads it.
+
+The `--json` shapes are contracts that scripts outside the project drive; README.md documents them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from daemon.config import Config, ConfigError, load_config
+from daemon.logs import configure_logging
+from daemon.repositories import repositories_for
+from indexer.database import Database, DatabaseError, open_database
+from indexer.lexical import bm25_search
+from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
+from indexer.status import repository_status
+
+__all__ = ["main"]
+
+log = structlog.get_logger(__name__)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="citeline", description=__doc__)
+    parser.add_argument("--config", type=Path, help="TOML configuration file (default: $CITELINE_CONFIG)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    index = sub.add_parser("index", help="index Markdown repositories (catch up with every change)")
+    index.add_argument("paths", nargs="*", type=Path, help="repository folders (default: configured ones)")
+    index.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    search = sub.add_parser("search", help="keyword search over the indexed sentences")
+    search.add_argument("query")
+    search.add_argument("-k", type=int, default=10, help="number of hits (1-1000, default 10)")
+    search.add_argument("--repo", action="append", help="only this repository (repeatable)")
+    search.add_argument("--path-prefix", help="only documents whose path starts with this")
+    search.add_argument("--json", action="store_true", help='print {"hits": [...]} as JSON')
+
+    status = sub.add_parser("status", help="documents, sentences and embedding backlog per repository")
+    status.add_argument("--json", action="store_true", help="print the figures as JSON")
+    return parser
+
+
+def _options(config: Config) -> IndexOptions:
+    return IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
+
+
+@contextmanager
+def _progress(label: str, *, enabled: bool) -> Iterator[Callable[[str], None] | None]:
+    """A tqdm bar on a terminal; nothing otherwise (the structured log line says it all)."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(desc=label, unit="file") as bar:
+        yield lambda _path: bar.update(1)
+
+
+def _report_dict(report: IndexReport) -> dict[str, Any]:
+    return {name: getattr(report, name) for name in report.__slots__}
+
+
+def _cmd_index(args: argparse.Namespace, config: Config, database: Database) -> int:
+    repos = repositories_for(config, args.paths)
+    reports = {}
+    with database.connect() as conn:
+        for repo in repos:
+            with _progress(repo.name, enabled=sys.stderr.isatty() and not args.json) as progress:
+                report = reconcile_repository(conn, repo, _options(config), progress=progress)
+            log.info(
+                "indexed",
+                repository=repo.name,
+                files_written=report.files_written,
+                sentences_inserted=report.sentences_inserted,
+                documents_deleted=report.documents_deleted,
+                files_skipped=report.files_skipped,
+            )
+            reports[repo.name] = _report_dict(report)
+    if args.json:
+        print(json.dumps({"repositories": reports}, indent=2))
+    else:
+        for name, rep in reports.items():
+            print(
+                f"{name}: {rep['files_seen']} files, {rep['files_written']} written, "
+                f"{rep['files_unchanged']} unchanged, {rep['files_skipped']} skipped, "
+                f"{rep['documents_deleted']} deleted; sentences +{rep['sentences_inserted']} "
+                f"-{rep['sentences_deleted']} ~{rep['sentences_moved']}"
+            )
+    return 0
+
+
+def _heading(path: Sequence[str]) -> str:
+    return " > ".join(path)
+
+
+def _cmd_search(args: argparse.Namespace, config: Config, database: Database) -> int:
+    if not 1 <= args.k <= 1000:
+        print("citeline search: -k must be between 1 and 1000", file=sys.stderr)
+        return 2
+    with database.connect() as conn:
+        hits = bm25_search(conn, args.query, args.k, repositories=args.repo, path_prefix=args.path_prefix)
+    if args.json:
+        payload = {
+            "hits": [
+                {
+                    "sentence_id": h.sentence_id,
+                    "text": h.text,
+                    "repository": h.repository,
+                    "path": h.path,
+                    "line_start": h.line_start,
+                    "line_end": h.line_end,
+                    "heading": _heading(h.heading_path),
+                    "heading_path": list(h.heading_path),
+                    "score": h.score,
+                    "scores": {"bm25": h.score},
+                }
+                for h in hits
+            ]
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no matches")
+    for rank, h in enumerate(hits, 1):
+        heading = f"  [{_heading(h.heading_path)}]" if h.heading_path else ""
+        print(f"{rank:>3}. {h.repository}/{h.path}:{h.line_start}{heading}  ({h.score:.2f})\n     {h.text}")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace, config: Config, database: Database) -> int:
+    with database.connect() as conn:
+        statuses = repository_status(conn)
+    rows = [s.as_dict() for s in statuses]
+    totals = {
+        "documents": sum(s.documents for s in statuses),
+        "sentences": sum(s.sentences for s in statuses),
+        "backlog_size": sum(s.backlog_size for s in statuses),
+        "backlog_oldest_age_seconds": max((s.backlog_oldest_age_seconds for s in statuses), default=0.0),
+        "failed_embeddings": sum(s.failed_embeddings for s in statuses),
+    }
+    if args.json:
+        print(json.dumps({"database": database.describe(), "repositories": rows, "total": totals}, indent=2))
+        return 0
+    print(f"database: {database.describe()}")
+    for s in statuses:
+        print(
+            f"{s.repository}: {s.documents} documents, {s.sentences} sentences, backlog {s.backlog_size} "
+            f"(oldest {s.backlog_oldest_age_seconds:.0f}s, failed {s.failed_embeddings}), root {s.root}"
+        )
+    print(
+        f"total: {totals['documents']} documents, {totals['sentences']} sentences, "
+        f"backlog {totals['backlog_size']} (oldest {totals['backlog_oldest_age_seconds']:.0f}s)"
+    )
+    return 0
+
+
+_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "status": _cmd_status}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `citeline` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    configure_logging()
+    try:
+        config = load_config(args.config)
+        database = open_database(config.database_url, config.data_dir)
+        return _COMMANDS[args.command](args, config, database)
+    except (ConfigError, DatabaseError) as exc:
+        print(f"citeline: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

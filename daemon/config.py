@@ -1,0 +1,217 @@
+"""citeline's configuration: one TOML file, then `CITELINE_*` environment overrides, validated at start.
+
+Every section is a frozen dataclass with defaults, so a bare `citeline index ./docs` works with no file at
+all. Environment variables override single keys as `CITELINE_<SECTION>__<KEY>` (for example
+`CITELINE_API__PORT=9000`); `CITELINE_DATA_DIR` and `CITELINE_DATABASE_URL` are the two top-level ones.
+Errors name the file, the key and what was expected, and are raised before anything touches the database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from indexer.markdown import CodeMode
+
+__all__ = [
+    "ApiConfig",
+    "Config",
+    "ConfigError",
+    "IndexingConfig",
+    "ModelsConfig",
+    "RepositoryConfig",
+    "ThresholdsConfig",
+    "default_data_dir",
+    "load_config",
+]
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message says where and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryConfig:
+    """A folder of Markdown to index, under a stable name (the folder's name by default)."""
+
+    path: Path
+    name: str = ""
+    include: tuple[str, ...] = ("**/*.md", "**/*.markdown")
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexingConfig:
+    """How files are read and split into sentences."""
+
+    max_file_bytes: int = 2_000_000
+    code_blocks: CodeMode = CodeMode.SKIP
+
+
+@dataclass(frozen=True, slots=True)
+class ModelsConfig:
+    """Model names or paths; empty means the model shipped with citeline."""
+
+    embedder: str = ""
+    reranker: str = ""
+    entailment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiConfig:
+    """Where the HTTP API listens."""
+
+    host: str = "127.0.0.1"
+    port: int = 8750
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdsConfig:
+    """Operational limits."""
+
+    ready_max_backlog_age_seconds: float = 1800.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration."""
+
+    data_dir: Path = field(default_factory=lambda: default_data_dir())
+    database_url: str | None = None
+    repositories: tuple[RepositoryConfig, ...] = ()
+    indexing: IndexingConfig = field(default_factory=IndexingConfig)
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    api: ApiConfig = field(default_factory=ApiConfig)
+    thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/citeline`, else `~/.local/share/citeline`."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "citeline"
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    """Convert a TOML or environment value to the annotated type, or raise a ConfigError saying where."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return None if value is None or value == "" else _coerce(value, options[0], where)
+    if origin is tuple:
+        (item,) = typing.get_args(hint)[:1]
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        return tuple(_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            return value.lower() in ("1", "true", "yes", "on")
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if hint in (int, float):
+        if isinstance(value, bool):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        try:
+            number = hint(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"{where}: expected {'an integer' if hint is int else 'a number'}, got {value!r}"
+            ) from None
+        if number < 0:
+            raise ConfigError(f"{where}: must not be negative, got {value!r}")
+        return number
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            allowed = ", ".join(str(m.value) for m in hint)
+            raise ConfigError(f"{where}: expected one of {allowed}, got {value!r}") from None
+    if hint is Path:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a path string, got {value!r}")
+        return Path(value).expanduser()
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported setting type {hint!r}")  # pragma: no cover
+
+
+def _build(cls: type[Any], data: Mapping[str, Any], where: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a table, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        key_where = f"{where}.{name}" if where else name
+        hint = hints[name]
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            values[name] = _build(hint, value, key_where)
+        elif name == "repositories":
+            if not isinstance(value, list):
+                raise ConfigError(f"{key_where}: expected an array of tables ([[repositories]])")
+            values[name] = tuple(_repository(v, f"{key_where}[{i}]") for i, v in enumerate(value))
+        else:
+            values[name] = _coerce(value, hint, key_where)
+    return cls(**values)
+
+
+def _repository(data: Any, where: str) -> RepositoryConfig:
+    if not isinstance(data, Mapping) or "path" not in data:
+        raise ConfigError(f"{where}: a repository needs at least a path")
+    repo: RepositoryConfig = _build(RepositoryConfig, data, where)
+    return dataclasses.replace(repo, name=repo.name or repo.path.resolve().name)
+
+
+def _environment_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    if env.get("CITELINE_DATA_DIR"):
+        overrides["data_dir"] = env["CITELINE_DATA_DIR"]
+    if env.get("CITELINE_DATABASE_URL"):
+        overrides["database_url"] = env["CITELINE_DATABASE_URL"]
+    for key, value in env.items():
+        if key.startswith("CITELINE_") and "__" in key:
+            section, _, name = key.removeprefix("CITELINE_").lower().partition("__")
+            overrides.setdefault(section, {})[name] = value
+    return overrides
+
+
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read the TOML file (`path`, else `$CITELINE_CONFIG`, else none) and apply environment overrides."""
+    env = os.environ if env is None else env
+    source = path or (Path(env["CITELINE_CONFIG"]) if env.get("CITELINE_CONFIG") else None)
+    data: dict[str, Any] = {}
+    label = "configuration"
+    if source is not None:
+        label = str(source)
+        try:
+            data = tomllib.loads(source.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{source}: configuration file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{source}: cannot read: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    for key, value in _environment_overrides(env).items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    try:
+        return typing.cast(Config, _build(Config, data, ""))
+    except ConfigError as exc:
+        raise ConfigError(f"{label}: {exc}") from None

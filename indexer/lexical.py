@@ -1,0 +1,114 @@
+"""The lexical lane: BM25 over PostgreSQL full-text search.
+
+The GIN index finds the sentences holding any query lexeme; BM25 is then computed in SQL from each
+candidate's term frequencies and the term statistics that the sentence triggers keep current, so a sentence is
+ranked correctly the moment its transaction commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from indexer.database import Connection
+from indexer.store import TEXT_SEARCH_CONFIG
+
+__all__ = ["BM25Params", "LexicalHit", "bm25_search", "query_lexemes"]
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Params:
+    """Okapi BM25 constants; the defaults are the usual ones for short passages."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalHit:
+    """A ranked sentence with where it sits."""
+
+    sentence_id: int
+    score: float
+    text: str
+    repository: str
+    path: str
+    line_start: int
+    line_end: int
+    heading_path: tuple[str, ...]
+    document_id: int
+    ordinal: int
+
+
+_BM25_SQL = f"""
+WITH q AS (
+    SELECT DISTINCT lexeme AS term
+    FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(%(query)s, NFKC)))
+), stats AS (
+    SELECT greatest(sentence_count, 1)::float8 AS n,
+           greatest(token_total::float8 / greatest(sentence_count, 1), 1.0) AS avgdl
+    FROM lexical_stats
+), qt AS (
+    SELECT q.term, ln(1 + (stats.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+    FROM q JOIN lexical_terms t ON t.term = q.term CROSS JOIN stats
+), cand AS (
+    SELECT s.id, s.tsv, s.token_count, s.document_id
+    FROM sentences s JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
+    WHERE s.tsv @@ (SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM qt)
+      AND (%(repositories)s::text[] IS NULL OR r.name = ANY(%(repositories)s::text[]))
+      AND (%(path_prefix)s::text IS NULL OR starts_with(d.path, %(path_prefix)s::text))
+), scored AS (
+    SELECT c.id,
+           sum(qt.idf * (tf.v * (%(k1)s + 1))
+               / (tf.v + %(k1)s * (1 - %(b)s + %(b)s * c.token_count / stats.avgdl))) AS score
+    FROM cand c
+    CROSS JOIN LATERAL unnest(c.tsv) u
+    JOIN qt ON qt.term = u.lexeme
+    CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS v) tf
+    CROSS JOIN stats
+    GROUP BY c.id
+    ORDER BY score DESC, c.id
+    LIMIT %(k)s
+)
+SELECT s.id, sc.score, s.text, r.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal
+FROM scored sc
+JOIN sentences s ON s.id = sc.id
+JOIN documents d ON d.id = s.document_id
+JOIN repositories r ON r.id = d.repository_id
+ORDER BY sc.score DESC, s.id
+"""
+
+
+def bm25_search(
+    conn: Connection,
+    query: str,
+    k: int = 10,
+    *,
+    repositories: Sequence[str] | None = None,
+    path_prefix: str | None = None,
+    params: BM25Params | None = None,
+) -> list[LexicalHit]:
+    """Top `k` sentences for `query` by BM25, optionally within repositories and under a path prefix."""
+    params = params or BM25Params()
+    rows = conn.execute(
+        _BM25_SQL,
+        {
+            "query": query,
+            "k": k,
+            "k1": params.k1,
+            "b": params.b,
+            "repositories": list(repositories) if repositories is not None else None,
+            "path_prefix": path_prefix,
+        },
+    ).fetchall()
+    return [
+        LexicalHit(r[0], float(r[1]), r[2], r[3], r[4], r[5], r[6], tuple(r[7]), r[8], r[9]) for r in rows
+    ]
+
+
+def query_lexemes(conn: Connection, query: str) -> list[str]:
+    """The lexemes the text search configuration makes of a query (stemmed, stop words dropped)."""
+    rows = conn.execute(
+        f"SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(%s, NFKC)))", (query,)
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -1,0 +1,263 @@
+"""Parse stage: Markdown source -> searchable blocks with exact source lines.
+
+Why the block structure comes from markdown-it-py: lists, block quotes, lazy continuation lines,
+setext headings, tables, reference definitions and front matter all change which lines are prose,
+and only a CommonMark parser gets them right.
+
+Why the inline level does NOT use markdown-it's inline parser: on the rustc-dev-guide it costs as much
+as the whole block parse (0.26 s of 0.56 s for ~15k units), which alone breaks the 30k units/s budget.
+Indexing only needs plain text, so one compiled regex scanner strips the inline markup instead. It
+follows CommonMark where it matters for text: code spans bind first and keep their content verbatim,
+backslash escapes and entities are decoded, link/image destinations and titles are dropped while their
+text/alt is kept, shortcut and full reference links are resolved against the document's definitions
+(unknown ones stay literal, like CommonMark), HTML tags and comments are removed, and emphasis markers
+are removed only when they are flanking (so ``snake_case`` and ``a * b`` survive).
+
+Why HTML blocks are skipped: in the guide they are layout and comments (``<!-- toc -->``, ``<div>``),
+not prose; Markdown inside ``<details>`` after a blank line is still parsed as Markdown.
+
+Why block text keeps ``"\\n"``: every newline in ``Block.text`` stands for exactly one source line break
+(also inside dropped link targets and tags), so the segment stage can map any character offset back to
+its real line by counting newlines. Whitespace is folded only when units are emitted.
+"""
+
+from __future__ import annotations
+
+import enum
+import html
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+__all__ = ["Block", "CodeMode", "ParsedMarkdown", "TextUnit", "UnitKind", "parse_markdown"]
+
+
+class UnitKind(enum.Enum):
+    """What a unit is, so search can rank and display each kind differently."""
+
+    SENTENCE = "sentence"
+    """One prose sentence from a paragraph, list item or block quote: the unit a citation points at."""
+    HEADING = "heading"
+    """A whole heading, kept unsplit because section titles are strong, short search targets."""
+    TABLE_ROW = "table_row"
+    """One table row with cells joined by `` | ``: rows are records, sentence splitting would mangle them."""
+    CODE = "code"
+    """One whole code block (only with ``CodeMode.BLOCK``): code has no sentences to split."""
+
+
+class CodeMode(enum.Enum):
+    """Whether code blocks are indexed; code is never split into sentences either way."""
+
+    SKIP = "skip"
+    """Drop fenced and indented code: it drowns prose search in identifiers."""
+    BLOCK = "block"
+    """Emit each code block as one CODE unit, for corpora where code is what people look for."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextUnit:
+    """One indexed, citable piece of text; the line range is what a citation links to."""
+
+    text: str
+    kind: UnitKind
+    heading_path: tuple[str, ...]
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A parsed block before segmentation, kept separate so parse and segment can be timed apart.
+
+    ``text`` is plain text in which each ``"\\n"`` is one source line break after ``line_start``.
+    ``code_spans`` are ``(start, end)`` offsets into ``text`` of inline code, which segmentation must
+    never cut. ``heading_path`` of a heading holds its ancestors only, not the heading itself.
+    """
+
+    kind: UnitKind
+    text: str
+    heading_path: tuple[str, ...]
+    line_start: int
+    line_end: int
+    code_spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedMarkdown:
+    """Parse stage output: document title plus blocks in source order."""
+
+    title: str | None
+    blocks: list[Block]
+
+
+def _make_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    md.disable("inline")  # see module docstring: inline markup is stripped by _inline_text
+    return md
+
+
+_MD = _make_parser()
+
+_INLINE_RE = re.compile(
+    r"""
+    (?<!`)(?P<ticks>`+)(?!`)(?P<code>.+?)(?<!`)(?P=ticks)(?!`)
+  | \\(?P<esc>[!-/:-@\[-`{-~\n])
+  | <(?P<auto>[A-Za-z][A-Za-z0-9.+-]{1,31}:[^\s<>]*
+             | [\w.!\#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)>
+  | (?P<html><!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?>)
+  | (?P<bang>!?)\[(?P<label>(?:[^\[\]\\`]|\\.|`+[^`]*`+|\[(?:[^\[\]\\]|\\.)*\])*)\]
+      (?: (?P<dest>\(\s*(?:<[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)
+                 (?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\))
+        | \[(?P<ref>[^\[\]]*)\] )?
+  | (?P<emph>[*_]+)
+  | (?P<ent>&(?:\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+# Characters that can start inline markup; text without any of them is already plain.
+_MARKUP_RE = re.compile(r"[`\\<\[!*_&]")
+_TITLE_RE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+
+
+def _is_punct(ch: str) -> bool:
+    return not ch.isalnum() and not ch.isspace()
+
+
+def _is_emphasis(src: str, start: int, end: int) -> bool:
+    """CommonMark flanking rules, so only runs that can open or close emphasis are removed."""
+    before = src[start - 1] if start else " "
+    after = src[end] if end < len(src) else " "
+    left = not after.isspace() and (not _is_punct(after) or before.isspace() or _is_punct(before))
+    right = not before.isspace() and (not _is_punct(before) or after.isspace() or _is_punct(after))
+    if src[start] == "*":
+        return left or right
+    return (left and (not right or _is_punct(before))) or (right and (not left or _is_punct(after)))
+
+
+def _emit_inline(
+    src: str, refs: dict[str, Any], parts: list[str], spans: list[tuple[int, int]], out_len: int
+) -> int:
+    """Append the plain text of inline Markdown ``src`` to ``parts``; returns the new output length."""
+    pos = 0  # src[:pos] has been emitted
+    scan = 0
+    while (hit := _MARKUP_RE.search(src, scan)) is not None:
+        # Matching only where markup can start is ~6x faster than searching with the full pattern,
+        # whose leading look-behind defeats the regex engine's first-character scan.
+        m = _INLINE_RE.match(src, hit.start())
+        if m is None:
+            scan = hit.start() + 1
+            continue
+        start, end = m.span()
+        if start > pos:
+            parts.append(src[pos:start])
+            out_len += start - pos
+        pos = scan = end
+        group = m.lastgroup
+        if group == "code":
+            code = m.group("code")
+            parts.append(code)
+            spans.append((out_len, out_len + len(code)))
+            out_len += len(code)
+        elif group in ("esc", "auto", "ent"):
+            piece = m.group(group)
+            if group == "ent":
+                piece = html.unescape(piece)
+            parts.append(piece)
+            out_len += len(piece)
+        elif group == "emph":
+            if not _is_emphasis(src, start, end):
+                parts.append(m.group())
+                out_len += end - start
+        elif group == "html":
+            lines = m.group().count("\n")
+            parts.append("\n" * lines)
+            out_len += lines
+        else:  # a bracket pair: link, image, reference link or literal brackets
+            label, ref, dest = m.group("label"), m.group("ref"), m.group("dest")
+            key = ref if ref and ref.strip() else label
+            if dest is None and normalizeReference(key) not in refs:
+                opener = 2 if m.group("bang") else 1
+                parts.append(src[start : start + opener])
+                out_len += opener
+                pos = scan = start + opener
+                continue
+            out_len = _emit_inline(label, refs, parts, spans, out_len)
+            lines = (dest or ref or "").count("\n")
+            parts.append("\n" * lines)
+            out_len += lines
+    parts.append(src[pos:])
+    return out_len + len(src) - pos
+
+
+def _inline_text(src: str, refs: dict[str, Any]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Plain text of one inline run plus the offsets of its code spans."""
+    if _MARKUP_RE.search(src) is None:
+        return src, ()
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    _emit_inline(src, refs, parts, spans, 0)
+    return "".join(parts), tuple(spans)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _front_matter_title(yaml_text: str) -> str | None:
+    """Reads only ``title:``, so no YAML library is needed for a field that is always a scalar."""
+    m = _TITLE_RE.search(yaml_text)
+    if m is None:
+        return None
+    title = m.group(1)
+    if len(title) >= 2 and title[0] == title[-1] and title[0] in "\"'":
+        title = title[1:-1]
+    return _fold(title) or None
+
+
+def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.SKIP) -> ParsedMarkdown:
+    """Turn a Markdown document into blocks; accepts any string and never raises on odd Markdown."""
+    env: dict[str, Any] = {}
+    tokens = _MD.parse(source, env)
+    refs: dict[str, Any] = env.get("references", {})
+    blocks: list[Block] = []
+    headings: list[tuple[int, str]] = []  # open section headings as (level, text), outermost first
+    path: tuple[str, ...] = ()
+    fm_title: str | None = None
+    h1_title: str | None = None
+    row: list[str] = []
+    row_line = 0
+    prev: Token | None = None
+    for tok in tokens:
+        ttype = tok.type
+        if ttype == "inline" and tok.map is not None and prev is not None:
+            first, last = tok.map[0] + 1, tok.map[1]
+            text, spans = _inline_text(tok.content, refs)
+            if prev.type == "paragraph_open":
+                blocks.append(Block(UnitKind.SENTENCE, text, path, first, last, spans))
+            elif prev.type == "heading_open":
+                level = int(prev.tag[1:])
+                while headings and headings[-1][0] >= level:
+                    headings.pop()
+                blocks.append(Block(UnitKind.HEADING, text, tuple(h for _, h in headings), first, last))
+                if title := _fold(text):
+                    headings.append((level, title))
+                    if level == 1 and h1_title is None:
+                        h1_title = title
+                path = tuple(h for _, h in headings)
+            else:  # a table cell, the only other parent of an inline token
+                row.append(_fold(text))
+        elif ttype == "tr_open":
+            row, row_line = [], (tok.map[0] + 1 if tok.map else 0)
+        elif ttype == "tr_close" and row_line:
+            blocks.append(Block(UnitKind.TABLE_ROW, " | ".join(row), path, row_line, row_line))
+        elif ttype in ("fence", "code_block") and code_mode is CodeMode.BLOCK and tok.map is not None:
+            blocks.append(Block(UnitKind.CODE, tok.content, path, tok.map[0] + 1, tok.map[1]))
+        elif ttype == "front_matter":
+            fm_title = _front_matter_title(tok.content)
+        prev = tok
+    return ParsedMarkdown(fm_title or h1_title, blocks)

@@ -1,0 +1,204 @@
+"""Bringing a repository's documents in line with its files: the catch-up walk and single-file updates.
+
+Unchanged files are skipped by size and mtime without being read, then by content hash without being parsed.
+Each file is written in its own transaction; a file that cannot be read is logged and leaves its stored
+document as it was, except a file that is gone, whose document is deleted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from indexer.database import Connection
+from indexer.hashing import content_hash
+from indexer.markdown import CodeMode, parse_markdown
+from indexer.segment import split_sentences
+from indexer.sources import FileFilter, SkipReason, git_head_commit, read_markdown, walk_markdown
+from indexer.store import (
+    DocumentFile,
+    StoredDocument,
+    delete_document,
+    ensure_repository,
+    stored_documents,
+    touch_document,
+    write_document,
+)
+
+__all__ = ["IndexOptions", "IndexReport", "Repository", "index_paths", "reconcile_repository"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """A folder of Markdown to keep indexed, under a stable name."""
+
+    name: str
+    root: Path
+    file_filter: FileFilter = field(default_factory=FileFilter)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    """How files are read and split."""
+
+    max_file_bytes: int = 2_000_000
+    code_mode: CodeMode = CodeMode.SKIP
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one pass did, with time split by stage (seconds)."""
+
+    files_seen: int = 0
+    files_written: int = 0
+    files_unchanged: int = 0
+    files_skipped: int = 0
+    documents_deleted: int = 0
+    sentences_inserted: int = 0
+    sentences_deleted: int = 0
+    sentences_moved: int = 0
+    sentences_unchanged: int = 0
+    read_seconds: float = 0.0
+    parse_seconds: float = 0.0
+    segment_seconds: float = 0.0
+    database_seconds: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+ProgressCallback = Callable[[str], None]
+
+
+class _Indexer:
+    """One pass over one repository: holds the repository id and the stored document table."""
+
+    __slots__ = ("conn", "git_commit", "options", "repo", "report", "repository_id", "stored")
+
+    def __init__(self, conn: Connection, repo: Repository, options: IndexOptions, report: IndexReport):
+        self.conn = conn
+        self.repo = repo
+        self.options = options
+        self.report = report
+        self.repository_id = ensure_repository(conn, repo.name, str(repo.root))
+        self.stored: dict[str, StoredDocument] = {}
+        self.git_commit = git_head_commit(repo.root)
+
+    def index_file(self, rel: str) -> None:
+        report = self.report
+        report.files_seen += 1
+        started = time.perf_counter()
+        result = read_markdown(self.repo.root / rel, self.repo.root, self.options.max_file_bytes)
+        report.read_seconds += time.perf_counter() - started
+        known = self.stored.get(rel)
+        if result.skipped is not None:
+            report.files_skipped += 1
+            report.skipped[rel] = result.skipped.value
+            if result.skipped is SkipReason.VANISHED:
+                self.delete(rel)
+            else:
+                log.warning(
+                    "file skipped",
+                    repository=self.repo.name,
+                    path=rel,
+                    reason=result.skipped.value,
+                    detail=result.detail,
+                )
+            return
+        assert result.text is not None and result.raw is not None
+        if result.replaced_invalid_utf8:
+            log.warning("invalid UTF-8 replaced", repository=self.repo.name, path=rel)
+        digest = content_hash(result.raw)
+        if known is not None and known.content_hash == digest:
+            report.files_unchanged += 1
+            if known.mtime_ns != result.mtime_ns:
+                touch_document(self.conn, known.id, result.mtime_ns, self.git_commit)
+            return
+        started = time.perf_counter()
+        parsed = parse_markdown(result.text, code_mode=self.options.code_mode)
+        parsed_at = time.perf_counter()
+        units = split_sentences(parsed)
+        segmented_at = time.perf_counter()
+        report.parse_seconds += parsed_at - started
+        report.segment_seconds += segmented_at - parsed_at
+        written = write_document(
+            self.conn,
+            self.repository_id,
+            DocumentFile(
+                rel, parsed.title, digest, result.size_bytes, result.mtime_ns, self.git_commit, units
+            ),
+        )
+        report.database_seconds += time.perf_counter() - segmented_at
+        report.files_written += 1
+        report.sentences_inserted += written.inserted
+        report.sentences_deleted += written.deleted
+        report.sentences_moved += written.moved
+        report.sentences_unchanged += written.unchanged
+
+    def delete(self, rel: str) -> None:
+        if delete_document(self.conn, self.repository_id, rel):
+            self.report.documents_deleted += 1
+
+
+def reconcile_repository(
+    conn: Connection,
+    repo: Repository,
+    options: IndexOptions | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    report: IndexReport | None = None,
+) -> IndexReport:
+    """Index every changed Markdown file of `repo` and delete documents whose files are gone."""
+    report = report if report is not None else IndexReport()
+    indexer = _Indexer(conn, repo, options or IndexOptions(), report)
+    indexer.stored = stored_documents(conn, indexer.repository_id)
+    present = set()
+    for rel in walk_markdown(repo.root, repo.file_filter):
+        present.add(rel)
+        known = indexer.stored.get(rel)
+        if known is not None and _unchanged_on_disk(repo.root / rel, known):
+            report.files_seen += 1
+            report.files_unchanged += 1
+        else:
+            indexer.index_file(rel)
+        if progress is not None:
+            progress(rel)
+    for rel in sorted(set(indexer.stored) - present):
+        indexer.delete(rel)
+    return report
+
+
+def index_paths(
+    conn: Connection, repo: Repository, paths: Iterable[str], options: IndexOptions | None = None
+) -> IndexReport:
+    """Re-index the given repository-relative paths (changed, created or deleted files), one by one."""
+    report = IndexReport()
+    indexer = _Indexer(conn, repo, options or IndexOptions(), report)
+    for rel in paths:
+        indexer.stored = stored_documents_for(conn, indexer.repository_id, rel)
+        if (repo.root / rel).exists() or (repo.root / rel).is_symlink():
+            indexer.index_file(rel)
+        else:
+            indexer.delete(rel)
+    return report
+
+
+def stored_documents_for(conn: Connection, repository_id: int, rel: str) -> dict[str, StoredDocument]:
+    """The stored row of one path, as the one-entry table `_Indexer` compares with."""
+    row = conn.execute(
+        "SELECT id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s AND path = %s",
+        (repository_id, rel),
+    ).fetchone()
+    return {} if row is None else {rel: StoredDocument(row[0], row[1], row[2], row[3])}
+
+
+def _unchanged_on_disk(path: Path, known: StoredDocument) -> bool:
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    return stat.st_size == known.size_bytes and stat.st_mtime_ns == known.mtime_ns

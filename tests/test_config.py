@@ -1,0 +1,80 @@
+"""Configuration: TOML, environment overrides, validation messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError, load_config
+from indexer.markdown import CodeMode
+
+
+def test_defaults_without_file(tmp_path: Path) -> None:
+    config = load_config(None, env={"XDG_DATA_HOME": str(tmp_path)})
+    assert config.data_dir == tmp_path / "citeline"
+    assert config.database_url is None
+    assert config.repositories == ()
+    assert config.api.port == 8750
+    assert config.indexing.code_blocks is CodeMode.SKIP
+
+
+def test_toml_and_environment(tmp_path: Path) -> None:
+    docs = tmp_path / "handbook"
+    docs.mkdir()
+    path = tmp_path / "citeline.toml"
+    path.write_text(
+        f"""
+data_dir = "{tmp_path / "data"}"
+[indexing]
+max_file_bytes = 1000
+code_blocks = "block"
+[api]
+port = 9000
+[[repositories]]
+path = "{docs}"
+exclude = ["drafts/**"]
+"""
+    )
+    env = {"CITELINE_API__PORT": "9100", "CITELINE_DATABASE_URL": "postgresql://x/y"}
+    config = load_config(path, env=env)
+    assert config.api.port == 9100
+    assert config.database_url == "postgresql://x/y"
+    assert config.indexing.max_file_bytes == 1000
+    assert config.indexing.code_blocks is CodeMode.BLOCK
+    (repo,) = config.repositories
+    assert repo.name == "handbook"
+    assert repo.exclude == ("drafts/**",)
+
+
+def test_config_from_environment_variable(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[api]\nhost = '0.0.0.0'\n")
+    assert load_config(None, env={"CITELINE_CONFIG": str(path)}).api.host == "0.0.0.0"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        ("[api]\nport = 'abc'\n", {}, "api.port: expected an integer"),
+        ("[api]\nprot = 1\n", {}, "api: unknown key(s) prot"),
+        ("[indexing]\ncode_blocks = 'fold'\n", {}, "expected one of skip, block"),
+        ("[[repositories]]\nname = 'x'\n", {}, "needs at least a path"),
+        ("this is = not toml [", {}, "invalid TOML"),
+        ("", {"CITELINE_API__PORT": "-1"}, "must not be negative"),
+    ],
+)
+def test_invalid_configuration_names_the_key(
+    tmp_path: Path, text: str, env: dict[str, str], message: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, env=env)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml", env={})
