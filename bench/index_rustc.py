@@ -64,7 +64,7 @@ def replay(data_dir: Path, bundle: Path, commits_file: Path, limit: int | None) 
         with db.connect() as conn:
             repository_id = None
             for commit in commits:
-                _git(tree, "checkout", "-q", "--force", commit["commit"])
+                _git(tree, "checkout", "-q", "--force", commit["rebuilt_commit"])
                 started = time.perf_counter()
                 if repository_id is None:
                     reconcile_repository(conn, repo)

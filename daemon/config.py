@@ -93,9 +93,10 @@ class Config:
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
 
 
-def default_data_dir() -> Path:
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$XDG_DATA_HOME/citeline`, else `~/.local/share/citeline`."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    env = os.environ if env is None else env
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "citeline"
 
 
@@ -206,6 +207,7 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
             raise ConfigError(f"{source}: cannot read: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    data.setdefault("data_dir", str(default_data_dir(env)))
     for key, value in _environment_overrides(env).items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key] = {**data[key], **value}

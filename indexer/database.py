@@ -38,8 +38,13 @@ class Database:
     url: str
     embedded_dir: Path | None = None
 
-    def connect(self, *, autocommit: bool = False) -> Connection:
-        """A new connection; callers own it (use `with`)."""
+    def connect(self, *, autocommit: bool = True) -> Connection:
+        """A new connection; callers own it (use `with`).
+
+        Autocommit by default: every write in citeline is an explicit `conn.transaction()` block, and an
+        implicit transaction opened by a stray read would turn those blocks into savepoints of one long
+        transaction, so nothing would commit file by file.
+        """
         try:
             return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=10)
         except psycopg.OperationalError as exc:

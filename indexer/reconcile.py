@@ -80,6 +80,8 @@ class _Indexer:
     __slots__ = ("conn", "git_commit", "options", "repo", "report", "repository_id", "stored")
 
     def __init__(self, conn: Connection, repo: Repository, options: IndexOptions, report: IndexReport):
+        if not conn.autocommit:
+            raise ValueError("indexing needs an autocommit connection, so that each file commits on its own")
         self.conn = conn
         self.repo = repo
         self.options = options

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from indexer.database import Database
 from indexer.hashing import sentence_hash
-from indexer.markdown import markdown_units
 from indexer.reconcile import Repository, reconcile_repository
+from indexer.segment import markdown_units
 from tests.helpers import lexical_stats_are_exact
 
 _WORKER = """
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 import psycopg
 from indexer.reconcile import Repository, reconcile_repository
-with psycopg.connect(sys.argv[1]) as conn:
+with psycopg.connect(sys.argv[1], autocommit=True) as conn:
     print("ready", flush=True)
     reconcile_repository(conn, Repository("docs", Path(sys.argv[2])))
 """
@@ -37,6 +37,18 @@ def _version(i: int, generation: int) -> str:
 
 def _hashes(text: str) -> list[bytes]:
     return [sentence_hash(u.text) for u in markdown_units(text)]
+
+
+def _wait_for_first_commit(database: Database, generation: int) -> None:
+    """Poll until the worker committed one file of this generation, so the kill lands mid-pass."""
+    marker = f"%says generation {generation} holds%"
+    deadline = time.monotonic() + 30
+    with database.connect() as conn:
+        while time.monotonic() < deadline:
+            if conn.execute("SELECT 1 FROM sentences WHERE text LIKE %s LIMIT 1", (marker,)).fetchone():
+                return
+            time.sleep(0.005)
+    raise AssertionError("the worker committed nothing in 30 s")
 
 
 def test_kill_during_index_never_leaves_a_half_file(clean_database: Database, repo_dir: Path) -> None:
@@ -55,7 +67,8 @@ def test_kill_during_index_never_leaves_a_half_file(clean_database: Database, re
             cwd=Path(__file__).parent.parent,
         )
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.05, 0.4))
+        _wait_for_first_commit(clean_database, generation)
+        time.sleep(rng.uniform(0.0, 0.1))
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         with clean_database.connect() as conn:
@@ -64,11 +77,14 @@ def test_kill_during_index_never_leaves_a_half_file(clean_database: Database, re
                 " JOIN sentences s ON s.document_id = d.id GROUP BY d.path"
             ).fetchall()
             assert len(rows) == files
+            states = set()
             for path, hashes in rows:
                 i = int(path[1:-3])
                 stored = [bytes(h) for h in hashes]
                 old, new = _hashes(_version(i, generation - 1)), _hashes(_version(i, generation))
                 assert stored in (old, new), f"{path} is half written"
+                states.add("new" if stored == new else "old")
+            assert "new" in states, "the worker was killed after committing at least one file"
             lexical_stats_are_exact(conn)
             # Catch up so the next generation starts from a fully indexed tree.
             reconcile_repository(conn, Repository("docs", repo_dir))

@@ -1,0 +1,187 @@
+"""Segment stage: parsed blocks -> sentence units with their own source line ranges.
+
+RESULTS_PLACEHOLDER
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import threading
+
+import blingfire
+
+from indexer.markdown import Block, CodeMode, ParsedMarkdown, TextUnit, UnitKind, parse_markdown
+
+__all__ = ["markdown_units", "mask_protected", "sentence_spans", "split_sentences"]
+
+# Abbreviations whose final period is never a sentence end in technical prose. "etc." is left out on
+# purpose: in the guide it ends a sentence more often than not, and blingfire judges it from context.
+_ABBREVIATIONS = frozenset(
+    {"e.g.", "i.e.", "eg.", "ie.", "vs.", "cf.", "viz.", "approx.", "resp.", "al.", "a.k.a.", "w.r.t."}
+)
+_PERIOD_SPACE_RE = re.compile(r"\.\s")
+# A boundary needs terminal punctuation, optional closers, then whitespace; texts without one are
+# a single sentence, which spares the segmenter call for most list items.
+_CANDIDATE_RE = re.compile(r"[.!?…][\"'”’)\]]*\s")
+_OPENERS = "([{\"'“‘"
+_TERMINALS = ".!?…"
+# A source line that ends a sentence: terminal punctuation, optional closers, trailing blanks.
+_LINE_END_RE = re.compile(r"[.!?…][\"'”’)\]]*[ \t]*$")
+
+
+class _Blingfire:
+    """Direct ctypes call into blingfire with a reused output buffer.
+
+    The package's ``text_to_sentences`` allocates a fresh zeroed buffer per call, which was a third of
+    the segment stage's time. The buffer is per thread because the C call runs without the GIL.
+    """
+
+    __slots__ = ("_local",)
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def sentences(self, text: str) -> list[str]:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates cannot reach the C library; keep the text whole
+            return []
+        size = 2 * len(data) + 16  # the package's own sizing rule for the output
+        buf: ctypes.Array[ctypes.c_char] | None = getattr(self._local, "buf", None)
+        if buf is None or len(buf) < size:
+            buf = self._local.buf = ctypes.create_string_buffer(size)
+        written: int = _LIB.TextToSentences(data, len(data), buf, len(buf))
+        if written <= 0 or written > len(buf):
+            return []
+        return ctypes.string_at(buf, written - 1).decode("utf-8", "replace").split("\n")
+
+
+_LIB = blingfire.blingfire
+_SEGMENTER = _Blingfire()
+
+
+def mask_protected(text: str, code_spans: tuple[tuple[int, int], ...] = ()) -> str:
+    """Same-length copy of ``text`` that a segmenter cannot cut inside protected pieces.
+
+    Same length means offsets need no mapping back. Inline code becomes ``Xxx…`` (a capitalized word,
+    so a sentence may still start with code) and abbreviation periods become ``_``. Newlines become
+    spaces because each one is only a line wrap. Bare URLs, versions, decimals and file names need no
+    mask: none has whitespace after its dots, and blingfire never splits without whitespace.
+    """
+    masked = text.replace("\n", " ")
+    if code_spans:
+        pieces: list[str] = []
+        done = 0
+        for start, end in code_spans:
+            pieces.append(masked[done:start])
+            if end > start:  # keep a final "." of the code: `Go to x.com.` Next ...
+                last = masked[end - 1] if masked[end - 1] in _TERMINALS else "x"
+                pieces.append(("X" + "x" * (end - start - 2) + last) if end - start > 1 else "X")
+            done = end
+        pieces.append(masked[done:])
+        masked = "".join(pieces)
+    for m in _PERIOD_SPACE_RE.finditer(masked):
+        dot = m.start()
+        word = masked[masked.rfind(" ", 0, dot) + 1 : dot + 1].lstrip(_OPENERS).lower()
+        if word in _ABBREVIATIONS:
+            masked = f"{masked[:dot]}_{masked[dot + 1 :]}"
+    return masked
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def sentence_spans(text: str, code_spans: tuple[tuple[int, int], ...] = ()) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the sentences in ``text``, trimmed of whitespace; never raises.
+
+    ``text`` keeps its source newlines: a line that ends in terminal punctuation always ends a
+    sentence ("semantic line breaks"), which catches what blingfire misses ("a const. Unambig",
+    "case. #100051 shows", lowercase "this. it will").
+    """
+    masked = mask_protected(text, code_spans)
+    if _CANDIDATE_RE.search(masked) is None:
+        start, end = _trimmed(text, 0, len(text))
+        return [(start, end)] if end > start else []
+    spans = _segment(text, masked)
+    return _split_at_line_ends(text, masked, spans) if "\n" in text else spans
+
+
+def _segment(text: str, masked: str) -> list[tuple[int, int]]:
+    sentences = _SEGMENTER.sentences(masked)
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for sentence in sentences:
+        found = masked.find(sentence, cursor) if sentence else -1
+        if found < 0:
+            break
+        cursor = found + len(sentence)
+        spans.append(_trimmed(text, found, cursor))
+    start, end = _trimmed(text, cursor, len(text))
+    if end > start:  # text the segmenter dropped or altered stays one sentence
+        spans.append((start, end))
+    return spans
+
+
+def _split_at_line_ends(text: str, masked: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    forced: list[int] = []
+    newline = text.find("\n")
+    while newline >= 0:
+        if _LINE_END_RE.search(masked, max(0, newline - 8), newline):
+            forced.append(_trimmed(text, newline, len(text))[0])
+        newline = text.find("\n", newline + 1)
+    if not forced:
+        return spans
+    out: list[tuple[int, int]] = []
+    next_cut = 0  # both lists are sorted, so one pass keeps huge paragraphs linear
+    for span_start, end in spans:
+        start = span_start
+        while next_cut < len(forced) and forced[next_cut] <= start:
+            next_cut += 1
+        while next_cut < len(forced) and forced[next_cut] < end:
+            out.append(_trimmed(text, start, forced[next_cut]))
+            start = forced[next_cut]
+            next_cut += 1
+        out.append((start, end))
+    return out
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _block_units(block: Block, units: list[TextUnit]) -> None:
+    if block.kind is not UnitKind.SENTENCE:
+        text = _fold(block.text)
+        if text:
+            units.append(TextUnit(text, block.kind, block.heading_path, block.line_start, block.line_end))
+        return
+    text, first = block.text, block.line_start
+    wrapped = "\n" in text
+    for start, end in sentence_spans(text, block.code_spans):
+        unit_text = _fold(text[start:end])
+        if not unit_text:
+            continue
+        line_start, line_end = first, first
+        if wrapped:  # each newline in Block.text is one source line break
+            line_start += text.count("\n", 0, start)
+            line_end += text.count("\n", 0, end)
+        units.append(TextUnit(unit_text, UnitKind.SENTENCE, block.heading_path, line_start, line_end))
+
+
+def split_sentences(parsed: ParsedMarkdown) -> list[TextUnit]:
+    """Units in source order; prose blocks become sentences, other kinds pass through whole."""
+    units: list[TextUnit] = []
+    for block in parsed.blocks:
+        _block_units(block, units)
+    return units
+
+
+def markdown_units(source: str, *, code_mode: CodeMode = CodeMode.SKIP) -> list[TextUnit]:
+    """Parse and segment in one call, for callers that do not time the stages apart."""
+    return split_sentences(parse_markdown(source, code_mode=code_mode))
