@@ -13,6 +13,9 @@ text/alt is kept, shortcut and full reference links are resolved against the doc
 (unknown ones stay literal, like CommonMark), HTML tags and comments are removed, and emphasis markers
 are removed only when they are flanking (so ``snake_case`` and ``a * b`` survive).
 
+Why mdBook footnote markers (``[^note]``, ``[^note]:``) are dropped: mdBook renders them as
+superscripts, so in plain text they are noise glued to the preceding word.
+
 Why HTML blocks are skipped: in the guide they are layout and comments (``<!-- toc -->``, ``<div>``),
 not prose; Markdown inside ``<details>`` after a blank line is still parsed as Markdown.
 
@@ -97,7 +100,9 @@ class ParsedMarkdown:
 
 def _make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
-    md.disable("inline")  # see module docstring: inline markup is stripped by _inline_text
+    # See the module docstring: inline markup is stripped by _inline_text; text_join only merges
+    # inline children, which no longer exist.
+    md.disable(["inline", "text_join"])
     return md
 
 
@@ -110,6 +115,7 @@ _INLINE_RE = re.compile(
   | <(?P<auto>[A-Za-z][A-Za-z0-9.+-]{1,31}:[^\s<>]*
              | [\w.!\#$%&'*+/=?^`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)>
   | (?P<html><!--.*?-->|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?>)
+  | (?P<footnote>\[\^[^\]\s]+\]:?)
   | (?P<bang>!?)\[(?P<label>(?:[^\[\]\\`]|\\.|`+[^`]*`+|\[(?:[^\[\]\\]|\\.)*\])*)\]
       (?: (?P<dest>\(\s*(?:<[^<>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)
                  (?:\s+(?:"[^"]*"|'[^']*'|\([^()]*\)))?\s*\))
@@ -173,6 +179,8 @@ def _emit_inline(
             if not _is_emphasis(src, start, end):
                 parts.append(m.group())
                 out_len += end - start
+        elif group == "footnote":  # mdBook footnote marker or definition label: not text
+            pass
         elif group == "html":
             lines = m.group().count("\n")
             parts.append("\n" * lines)

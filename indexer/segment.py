@@ -18,7 +18,7 @@ __all__ = ["markdown_units", "mask_protected", "sentence_spans", "split_sentence
 # Abbreviations whose final period is never a sentence end in technical prose. "etc." is left out on
 # purpose: in the guide it ends a sentence more often than not, and blingfire judges it from context.
 _ABBREVIATIONS = frozenset(
-    {"e.g.", "i.e.", "eg.", "ie.", "vs.", "cf.", "viz.", "approx.", "resp.", "al.", "a.k.a.", "w.r.t."}
+    {"e.g.", "i.e.", "eg.", "ie.", "vs.", "cf.", "viz.", "approx.", "resp.", "al.", "a.k.a.", "w.r.t.", "re."}
 )
 _PERIOD_SPACE_RE = re.compile(r"\.\s")
 # A boundary needs terminal punctuation, optional closers, then whitespace; texts without one are
@@ -26,8 +26,9 @@ _PERIOD_SPACE_RE = re.compile(r"\.\s")
 _CANDIDATE_RE = re.compile(r"[.!?…][\"'”’)\]]*\s")
 _OPENERS = "([{\"'“‘"
 _TERMINALS = ".!?…"
-# A source line that ends a sentence: terminal punctuation, optional closers, trailing blanks.
-_LINE_END_RE = re.compile(r"[.!?…][\"'”’)\]]*[ \t]*$")
+_STARTERS = "0123456789([{\"'“‘#*"
+# Terminal punctuation at the end of a source line (not an ellipsis), optional closers, blanks.
+_LINE_END_RE = re.compile(r"(?:(?<!\.)\.|[!?])[\"'”’)\]]*[ \t]*$")
 
 
 class _Blingfire:
@@ -128,12 +129,30 @@ def _segment(text: str, masked: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _ends_line(masked: str, newline: int, following: int) -> bool:
+    """Whether the source line ending at ``newline`` ends a sentence.
+
+    A period does, even before a lowercase word (``rustc``, a sloppy "it"), unless it is part of an
+    ellipsis or follows an initial ("Nicholas D."). "!" and "?" also close asides ("(just submit a
+    PR!) and ..."), so they count only before what can start a sentence.
+    """
+    m = _LINE_END_RE.search(masked, max(0, newline - 8), newline)
+    if m is None:
+        return False
+    mark = m.start()
+    if masked[mark] == ".":
+        word_start = masked.rfind(" ", 0, mark) + 1
+        return not (mark - word_start == 1 and masked[word_start].isupper())
+    return following < len(masked) and (masked[following].isupper() or masked[following] in _STARTERS)
+
+
 def _split_at_line_ends(text: str, masked: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     forced: list[int] = []
     newline = text.find("\n")
     while newline >= 0:
-        if _LINE_END_RE.search(masked, max(0, newline - 8), newline):
-            forced.append(_trimmed(text, newline, len(text))[0])
+        following = _trimmed(text, newline, len(text))[0]
+        if _ends_line(masked, newline, following):
+            forced.append(following)
         newline = text.find("\n", newline + 1)
     if not forced:
         return spans

@@ -11,7 +11,15 @@ from dataclasses import asdict, dataclass
 
 from indexer.database import Connection
 
-__all__ = ["RATE_WINDOW_SECONDS", "RepositoryStatus", "StatusTotals", "repository_status", "status_totals"]
+__all__ = [
+    "RATE_WINDOW_SECONDS",
+    "RepositoryStatus",
+    "StatusTotals",
+    "record_ingest",
+    "repository_status",
+    "status_line",
+    "status_totals",
+]
 
 RATE_WINDOW_SECONDS = 60
 LATENCY_WINDOW_SECONDS = 900
@@ -137,4 +145,28 @@ def status_totals(conn: Connection, statuses: list[RepositoryStatus]) -> StatusT
         ingest_latency_p95_seconds=max(p95s, default=None),
         embedding_model=model[0] if model else "",
         embedding_dimension=model[1] if model else 0,
+    )
+
+
+def record_ingest(conn: Connection, repository_id: int, latencies: list[float]) -> None:
+    """Store change-seen-to-committed samples for one repository and forget those over an hour old."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO ingest_samples (repository_id, latency_seconds) SELECT %s, unnest(%s::real[])",
+            (repository_id, [max(0.0, s) for s in latencies]),
+        )
+        conn.execute(
+            "DELETE FROM ingest_samples WHERE repository_id = %s AND committed_at < now() - interval '1 hour'",
+            (repository_id,),
+        )
+
+
+def status_line(conn: Connection) -> str:
+    """One line for sd_notify's STATUS and logs: the backlog figures operators watch."""
+    totals = status_totals(conn, repository_status(conn))
+    p95 = totals.ingest_latency_p95_seconds
+    latency = "-" if p95 is None else f"{p95 * 1000:.0f} ms"
+    return (
+        f"backlog {totals.backlog_size} (oldest {totals.backlog_oldest_age_seconds:.0f}s), "
+        f"{totals.embedded_per_second:.1f} embedded/s, {totals.failed_embeddings} failed, ingest p95 {latency}"
     )
