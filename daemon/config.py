@@ -25,10 +25,12 @@ __all__ = [
     "ApiConfig",
     "Config",
     "ConfigError",
+    "EmbeddingConfig",
     "IndexingConfig",
     "ModelsConfig",
     "RepositoryConfig",
     "ThresholdsConfig",
+    "WatchConfig",
     "default_data_dir",
     "load_config",
 ]
@@ -66,6 +68,28 @@ class ModelsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class EmbeddingConfig:
+    """How the embedder workers drain the backlog and what context a sentence is embedded with."""
+
+    workers: int = 1
+    batch_size: int = 64
+    max_attempts: int = 3
+    lease_seconds: float = 300.0
+    interval_seconds: float = 30.0
+    context_heading: bool = True
+    context_previous_sentence: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchConfig:
+    """How file events are batched: a batch closes after `step_ms` of quiet or `max_batch_ms` in all."""
+
+    step_ms: int = 30
+    max_batch_ms: int = 1000
+    full_scan_threshold: int = 200
+
+
+@dataclass(frozen=True, slots=True)
 class ApiConfig:
     """Where the HTTP API listens."""
 
@@ -89,6 +113,8 @@ class Config:
     repositories: tuple[RepositoryConfig, ...] = ()
     indexing: IndexingConfig = field(default_factory=IndexingConfig)
     models: ModelsConfig = field(default_factory=ModelsConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    watch: WatchConfig = field(default_factory=WatchConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
 

@@ -22,6 +22,7 @@ def configure_logging(level: int = logging.INFO) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        # Resolved per call, not cached: stderr may be swapped (tests, daemonization) after configuration.
+        logger_factory=lambda *_args: structlog.PrintLogger(sys.stderr),
+        cache_logger_on_first_use=False,
     )

