@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from indexer.database import Connection
 from indexer.store import TEXT_SEARCH_CONFIG
 
-__all__ = ["BM25Params", "LexicalHit", "bm25_search", "query_lexemes"]
+__all__ = [
+    "BM25Params",
+    "LexicalHit",
+    "bm25_search",
+    "bm25_search_terms",
+    "lexical_document_frequencies",
+    "query_lexemes",
+    "terms_with_prefix",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +46,12 @@ class LexicalHit:
     heading_path: tuple[str, ...]
     document_id: int
     ordinal: int
+    matched_terms: int
 
 
-_BM25_SQL = f"""
+_BM25_SQL = """
 WITH q AS (
-    SELECT DISTINCT lexeme AS term
-    FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(%(query)s, NFKC)))
+    SELECT DISTINCT term FROM unnest(%(terms)s::text[]) AS term
 ), stats AS (
     SELECT greatest(sentence_count, 1)::float8 AS n,
            greatest(token_total::float8 / greatest(sentence_count, 1), 1.0) AS avgdl
@@ -58,7 +66,7 @@ WITH q AS (
       AND (%(repositories)s::text[] IS NULL OR r.name = ANY(%(repositories)s::text[]))
       AND (%(path_prefix)s::text IS NULL OR starts_with(d.path, %(path_prefix)s::text))
 ), scored AS (
-    SELECT c.id,
+    SELECT c.id, count(*) AS matched,
            sum(qt.idf * (tf.v * (%(k1)s + 1))
                / (tf.v + %(k1)s * (1 - %(b)s + %(b)s * c.token_count / stats.avgdl))) AS score
     FROM cand c
@@ -70,7 +78,8 @@ WITH q AS (
     ORDER BY score DESC, c.id
     LIMIT %(k)s
 )
-SELECT s.id, sc.score, s.text, r.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal
+SELECT s.id, sc.score, s.text, r.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal,
+       sc.matched
 FROM scored sc
 JOIN sentences s ON s.id = sc.id
 JOIN documents d ON d.id = s.document_id
@@ -89,11 +98,28 @@ def bm25_search(
     params: BM25Params | None = None,
 ) -> list[LexicalHit]:
     """Top `k` sentences for `query` by BM25, optionally within repositories and under a path prefix."""
+    return bm25_search_terms(
+        conn, query_lexemes(conn, query), k, repositories=repositories, path_prefix=path_prefix, params=params
+    )
+
+
+def bm25_search_terms(
+    conn: Connection,
+    terms: Sequence[str],
+    k: int = 10,
+    *,
+    repositories: Sequence[str] | None = None,
+    path_prefix: str | None = None,
+    params: BM25Params | None = None,
+) -> list[LexicalHit]:
+    """BM25 over already-analysed lexemes: the entry point for query variants (typos, prefixes)."""
+    if not terms:
+        return []
     params = params or BM25Params()
     rows = conn.execute(
         _BM25_SQL,
         {
-            "query": query,
+            "terms": list(terms),
             "k": k,
             "k1": params.k1,
             "b": params.b,
@@ -102,13 +128,31 @@ def bm25_search(
         },
     ).fetchall()
     return [
-        LexicalHit(r[0], float(r[1]), r[2], r[3], r[4], r[5], r[6], tuple(r[7]), r[8], r[9]) for r in rows
+        LexicalHit(r[0], float(r[1]), r[2], r[3], r[4], r[5], r[6], tuple(r[7]), r[8], r[9], r[10])
+        for r in rows
     ]
 
 
 def query_lexemes(conn: Connection, query: str) -> list[str]:
-    """The lexemes the text search configuration makes of a query (stemmed, stop words dropped)."""
+    """The lexemes the text search configuration makes of a query (stemmed, stop words dropped), in order."""
     rows = conn.execute(
-        f"SELECT lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(%s, NFKC)))", (query,)
+        f"SELECT u.lexeme FROM unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(%s, NFKC))) u"
+        " ORDER BY u.positions[1]",
+        (query,),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def lexical_document_frequencies(conn: Connection, terms: Sequence[str]) -> dict[str, int]:
+    """Document frequency of each term that the index knows; unknown terms are absent."""
+    rows = conn.execute("SELECT term, df FROM lexical_terms WHERE term = ANY(%s)", (list(terms),)).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def terms_with_prefix(conn: Connection, prefix: str, limit: int = 20) -> list[str]:
+    """The most frequent indexed lexemes starting with `prefix` (for prefix query variants)."""
+    rows = conn.execute(
+        "SELECT term FROM lexical_terms WHERE starts_with(term, %s) ORDER BY df DESC, term LIMIT %s",
+        (prefix, limit),
     ).fetchall()
     return [r[0] for r in rows]
