@@ -1,0 +1,141 @@
+"""Hybrid retrieval: fusion and de-duplication rules, the staged lexical lane, lanes before and after embedding.
+
+The lane tests use the real all-MiniLM-L6-v2 from its package and the real embedding worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.fusion import Lane, LaneResult, fuse
+from engine.lexical_stages import LexicalStage, StagedHit, edit_distance_one, merge_stages, staged_lexical_search
+from engine.retrieval import Filters, Retriever, SearchMode
+from indexer.database import Connection, Database
+from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.lexical import LexicalHit
+from indexer.reconcile import Repository, reconcile_repository
+
+GUIDE = """# Bootstrapping
+
+The compiler is bootstrapped in stages. Stage 0 downloads a prebuilt beta toolchain.
+
+## Tests
+
+UI tests compare the compiler's diagnostics with reference files. Run them with the test command.
+
+## Queries
+
+The query system memoizes results so that incremental compilation can reuse them.
+"""
+
+
+def _hit(sid: int, score: float = 1.0) -> LexicalHit:
+    return LexicalHit(sid, score, f"s{sid}", "r", "p.md", 1, 1, (), 1, sid, 1)
+
+
+def test_rrf_rewards_agreement_and_respects_weights() -> None:
+    lexical = LaneResult(Lane.LEXICAL, [(1, 9.0), (2, 8.0), (3, 7.0)])
+    vector = LaneResult(Lane.VECTOR, [(3, 0.9), (4, 0.8)])
+    fused = fuse([lexical, vector], rrf_k=60)
+    assert [f.sentence_id for f in fused] == [3, 1, 2, 4]
+    assert fused[0].lane_ranks == {Lane.LEXICAL: 3, Lane.VECTOR: 1}
+    heavy_vector = fuse([lexical, LaneResult(Lane.VECTOR, [(4, 0.8)], weight=5.0)], rrf_k=60)
+    assert heavy_vector[0].sentence_id == 4
+
+
+def test_fusion_deduplicates_by_document_and_sentence_text() -> None:
+    same = (7, b"hash")
+    identity = {1: same, 2: same, 3: (7, b"other")}
+    fused = fuse(
+        [LaneResult(Lane.LEXICAL, [(1, 5.0), (2, 4.0), (3, 3.0)]), LaneResult(Lane.VECTOR, [(2, 0.9)])],
+        identity=identity,
+    )
+    assert [f.sentence_id for f in fused] == [1, 3]
+    assert fused[0].lane_ranks == {Lane.LEXICAL: 1, Lane.VECTOR: 1}
+
+
+def test_later_stage_never_pushes_earlier_hits_down() -> None:
+    exact = [StagedHit(_hit(1, 2.0), LexicalStage.EXACT), StagedHit(_hit(2, 1.0), LexicalStage.EXACT)]
+    typo = [StagedHit(_hit(3, 50.0), LexicalStage.TYPO), StagedHit(_hit(1, 40.0), LexicalStage.TYPO)]
+    merged = merge_stages([exact, typo], k=10)
+    assert [(s.hit.sentence_id, s.stage) for s in merged] == [
+        (1, LexicalStage.EXACT),
+        (2, LexicalStage.EXACT),
+        (3, LexicalStage.TYPO),
+    ]
+    assert [s.hit.sentence_id for s in merge_stages([exact, typo], k=2)] == [1, 2]
+
+
+def test_edit_distance_one() -> None:
+    variants = edit_distance_one("cat")
+    assert {"at", "act", "cut", "cart"} <= variants
+    assert "cat" not in variants
+    assert "dog" not in variants
+
+
+def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo_dir: Path) -> None:
+    (repo_dir / "guide.md").write_text(GUIDE)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    confident = staged_lexical_search(conn, "query system memoizes", 5)
+    assert confident.stages_run == [LexicalStage.EXACT]
+    typo = staged_lexical_search(conn, "memoizes incrmental", 5)
+    assert typo.corrections == {"incrment": "increment"}
+    assert typo.hits[0].hit.text.startswith("The query system memoizes")
+    assert LexicalStage.TYPO in typo.stages_run
+    prefix = staged_lexical_search(conn, "bootstr", 5)
+    assert LexicalStage.PREFIX in prefix.stages_run
+    assert prefix.hits and prefix.hits[0].stage is LexicalStage.PREFIX
+    assert "bootstrap" in prefix.hits[0].hit.text.lower()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> EmbeddingModel:
+    return load_embedding_model()
+
+
+@pytest.fixture
+def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
+    instance = Retriever(clean_database, embedder)
+    yield instance
+    instance.close()
+
+
+def test_lexical_hits_come_before_embedding_then_vectors_join(
+    retriever: Retriever, conn: Connection, repo_dir: Path, embedder: EmbeddingModel
+) -> None:
+    (repo_dir / "guide.md").write_text(GUIDE)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    hits = retriever.search("beta toolchain download", 3)
+    assert hits[0].text == "Stage 0 downloads a prebuilt beta toolchain."
+    assert hits[0].embedded is False
+    assert hits[0].lanes == ["lexical"]
+    assert set(hits[0].scores) == {"bm25", "fused"}
+
+    EmbeddingWorker(conn, embedder).drain()
+    hits = retriever.search("beta toolchain download", 3)
+    assert hits[0].text == "Stage 0 downloads a prebuilt beta toolchain."
+    assert hits[0].embedded is True
+    assert hits[0].lanes == ["lexical", "vector"]
+    # A paraphrase with no shared keyword is found by the vector lane alone.
+    semantic = retriever.search("caching answers to avoid recomputation", 3, mode=SearchMode.VECTOR)
+    assert semantic[0].text.startswith("The query system memoizes")
+    assert semantic[0].lanes == ["vector"]
+
+
+def test_filters_apply_to_both_lanes(
+    retriever: Retriever, conn: Connection, tmp_path: Path, embedder: EmbeddingModel
+) -> None:
+    for name in ("alpha", "beta"):
+        (tmp_path / name / "sub").mkdir(parents=True)
+        (tmp_path / name / "sub" / "g.md").write_text(GUIDE)
+        (tmp_path / name / "top.md").write_text(GUIDE)
+        reconcile_repository(conn, Repository(name, tmp_path / name))
+    EmbeddingWorker(conn, embedder).drain()
+    for mode in SearchMode:
+        hits = retriever.search("compiler stages", 20, mode=mode, filters=Filters(("beta",), "sub/"))
+        assert hits, mode
+        assert {(h.repository, h.path) for h in hits} == {("beta", "sub/g.md")}, mode
