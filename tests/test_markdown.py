@@ -1,0 +1,256 @@
+"""Parse stage: block structure, plain text, heading paths, titles and odd input."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer.markdown import Block, CodeMode, UnitKind, parse_markdown
+
+
+def blocks(source: str, code_mode: CodeMode = CodeMode.SKIP) -> list[Block]:
+    return parse_markdown(source, code_mode=code_mode).blocks
+
+
+def texts(source: str) -> list[str]:
+    return [" ".join(b.text.split()) for b in blocks(source)]
+
+
+def only_text(source: str) -> str:
+    (block,) = blocks(source)
+    return " ".join(block.text.split())
+
+
+# --- title and front matter -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "title"),
+    [
+        ('---\ntitle: "Quoted title"\n---\n# Heading\n', "Quoted title"),
+        ("---\ntitle: Plain  title\nauthor: x\n---\n", "Plain title"),
+        ("---\ntitle: 'Single'\n---\n", "Single"),
+        ("---\nauthor: x\n---\nText.\n\n# First *one*\n\n# Second\n", "First one"),
+        ("## Not level one\n\nText.\n", None),
+        ("", None),
+        ("Setext title\n============\n", "Setext title"),
+    ],
+)
+def test_title(source: str, title: str | None) -> None:
+    assert parse_markdown(source).title == title
+
+
+def test_front_matter_is_not_indexed_but_counts_lines() -> None:
+    parsed = parse_markdown("---\ntitle: T\ndescription: secret words\n---\n# Intro\n\nBody here.\n")
+    assert [(b.kind, b.text, b.line_start) for b in parsed.blocks] == [
+        (UnitKind.HEADING, "Intro", 5),
+        (UnitKind.SENTENCE, "Body here.", 7),
+    ]
+
+
+def test_byte_order_mark_does_not_hide_front_matter() -> None:
+    parsed = parse_markdown("\ufeff---\ntitle: T\n---\nBody.\n")
+    assert parsed.title == "T"
+    assert [(b.text, b.line_start) for b in parsed.blocks] == [("Body.", 4)]
+
+
+# --- headings -----------------------------------------------------------------------------------------
+
+
+def test_heading_paths_follow_levels() -> None:
+    source = "# A\n\na.\n\n## B\n\nb.\n\n### C\n\nc.\n\n## D\n\nd.\n\n# E\n\n#### F\n\nf.\n"
+    got = [(b.kind, b.text, b.heading_path) for b in blocks(source)]
+    assert got == [
+        (UnitKind.HEADING, "A", ()),
+        (UnitKind.SENTENCE, "a.", ("A",)),
+        (UnitKind.HEADING, "B", ("A",)),
+        (UnitKind.SENTENCE, "b.", ("A", "B")),
+        (UnitKind.HEADING, "C", ("A", "B")),
+        (UnitKind.SENTENCE, "c.", ("A", "B", "C")),
+        (UnitKind.HEADING, "D", ("A",)),
+        (UnitKind.SENTENCE, "d.", ("A", "D")),
+        (UnitKind.HEADING, "E", ()),
+        (UnitKind.HEADING, "F", ("E",)),
+        (UnitKind.SENTENCE, "f.", ("E", "F")),
+    ]
+
+
+def test_heading_text_is_plain_and_setext_spans_lines() -> None:
+    got = [(b.text, b.line_start, b.line_end) for b in blocks("# The `x.py` *tool* #\n\nTwo\nlines\n---\n")]
+    assert got == [("The x.py tool", 1, 1), ("Two\nlines", 3, 4)]  # the underline is not text
+
+
+def test_empty_heading_does_not_enter_the_path() -> None:
+    got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
+    assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
+
+
+# --- lists, quotes, tables ------------------------------------------------------------------------------
+
+
+def test_list_items_are_separate_blocks_with_their_lines() -> None:
+    source = (
+        "Intro:\n\n- first item\n  continues here\n- second\n  1. nested one\n  2. nested two\n\n3) third\n"
+    )
+    got = [(b.text, b.line_start, b.line_end) for b in blocks(source)]
+    assert got == [
+        ("Intro:", 1, 1),
+        ("first item\ncontinues here", 3, 4),
+        ("second", 5, 5),
+        ("nested one", 6, 6),
+        ("nested two", 7, 7),
+        ("third", 9, 9),
+    ]
+
+
+def test_loose_list_item_with_two_paragraphs() -> None:
+    got = [(b.text, b.line_start) for b in blocks("- one\n\n  still one\n- two\n")]
+    assert got == [("one", 1), ("still one", 3), ("two", 4)]
+
+
+def test_block_quotes_nested_and_lazy() -> None:
+    source = "> quoted line\nlazy continuation\n>\n> > inner quote\n> > - inner item\n"
+    got = [(b.text, b.line_start, b.line_end) for b in blocks(source)]
+    assert got == [
+        ("quoted line\nlazy continuation", 1, 2),
+        ("inner quote", 4, 4),
+        ("inner item", 5, 5),
+    ]
+
+
+def test_table_rows_join_cells() -> None:
+    source = "Before.\n\n| Name | Meaning |\n|------|:-------:|\n| `a\\|b` | **bold** [x](y) |\n| | empty |\n"
+    got = [(b.kind, b.text, b.line_start, b.line_end) for b in blocks(source)]
+    assert got == [
+        (UnitKind.SENTENCE, "Before.", 1, 1),
+        (UnitKind.TABLE_ROW, "Name | Meaning", 3, 3),
+        (UnitKind.TABLE_ROW, "a|b | bold x", 5, 5),
+        (UnitKind.TABLE_ROW, " | empty", 6, 6),
+    ]
+
+
+# --- code -----------------------------------------------------------------------------------------------
+
+CODE_DOC = "\n".join(
+    [
+        "Text.",
+        "",
+        "```rust",
+        "fn main() {",
+        "    x.y();",
+        "}",
+        "```",
+        "",
+        "    indented code",
+        "",
+        "~~~",
+        "unclosed fence. Not prose.",
+        "",
+    ]
+)
+
+
+def test_code_is_skipped_by_default() -> None:
+    assert texts(CODE_DOC) == ["Text."]
+
+
+def test_code_blocks_are_whole_units_in_block_mode() -> None:
+    got = [(b.kind, b.text, b.line_start, b.line_end) for b in blocks(CODE_DOC, CodeMode.BLOCK)]
+    assert got == [
+        (UnitKind.SENTENCE, "Text.", 1, 1),
+        (UnitKind.CODE, "fn main() {\n    x.y();\n}\n", 3, 7),
+        (UnitKind.CODE, "indented code\n", 9, 9),
+        (UnitKind.CODE, "unclosed fence. Not prose.\n", 11, 12),
+    ]
+
+
+# --- inline markup --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("Some *em*, **strong**, _under_ and __both__.", "Some em, strong, under and both."),
+        ("snake_case_name and a * b and 2 * 3 stay.", "snake_case_name and a * b and 2 * 3 stay."),
+        ('See [the docs](https://x.org/a.html "Title") now.', "See the docs now."),
+        ("An ![alt *text*](img.png) image.", "An alt text image."),
+        ("Badge [![CI](ci.svg)](https://ci) here.", "Badge CI here."),
+        (
+            "Go to <https://example.com/a?b=c> or <me@example.com>.",
+            "Go to https://example.com/a?b=c or me@example.com.",
+        ),
+        ("Run `x.py` and ``a ` tick`` now.", "Run x.py and a ` tick now."),
+        ("Wrap them in backticks (`` ` ``) here.", "Wrap them in backticks (`) here."),
+        ("Code `[not](a link)` stays.", "Code [not](a link) stays."),
+        ("Escapes: \\*star\\* \\_u\\_ \\[b\\] \\`t\\`.", "Escapes: *star* _u_ [b] `t`."),
+        ("Entities &amp; &lt;T&gt; &#x41; &copy; &bogus; ok.", "Entities & <T> A © &bogus; ok."),
+        ('Tags <span class="k">kept text</span><br/> and <!-- hidden --> gone.', "Tags kept text and gone."),
+        ("Unknown [ref] and [a][nope] stay literal.", "Unknown [ref] and [a][nope] stay literal."),
+        ("Slices [T] and a[i] stay.", "Slices [T] and a[i] stay."),
+        ("Ref [full][r], [r][] and [R].\n\n[r]: https://example.com", "Ref full, r and R."),
+        ("Footnote here.[^note] More.\n\n[^note]: The note.", "Footnote here. More."),
+        (
+            "{{#include ../src/main.rs:2:4}} is mdBook text.",
+            "{{#include ../src/main.rs:2:4}} is mdBook text.",
+        ),
+        ("Unmatched ` tick and [bracket and *star.", "Unmatched ` tick and [bracket and star."),
+    ],
+)
+def test_inline_markup_is_stripped(source: str, text: str) -> None:
+    assert texts(source)[0] == text
+
+
+def test_code_spans_point_at_code_text() -> None:
+    (block,) = blocks("Call `foo.bar()` then *see* `x.py`.")
+    assert [block.text[s:e] for s, e in block.code_spans] == ["foo.bar()", "x.py"]
+
+
+def test_html_blocks_are_skipped_but_markdown_inside_details_is_not() -> None:
+    source = '<div class="warning">\nNot *indexed*.\n</div>\n\n<details>\n\nInside details.\n\n</details>\n'
+    assert texts(source) == ["Inside details."]
+
+
+def test_newlines_in_text_match_source_lines() -> None:
+    source = "A [link\nwith](http://x\n'title\nlines') and <span\nclass=x>tag</span>\nend.\n"
+    (block,) = blocks(source)
+    assert block.text.count("\n") == block.line_end - block.line_start == 5
+
+
+# --- odd input ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",
+        " \n\t\n",
+        "---\ntitle: only\n---\n",
+        "---\ntitle: unclosed front matter\n",
+        "```\nunclosed",
+        "".join("  " * i + "- deep\n" for i in range(300)),
+        ">" * 5000 + " deep quote",
+        "[" * 50_000 + "]" * 50_000,
+        "*" * 50_000 + "x" + "*" * 50_000,
+        "a\0b\r\nc\rd\x0c\u2028e",
+        "lone \ud800 surrogate",
+        "| a |\n|",
+        "word " * 250_000,
+    ],
+)
+def test_odd_input_never_raises(source: str) -> None:
+    for mode in CodeMode:
+        parse_markdown(source, code_mode=mode)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "".join("`" * i + " x " for i in range(1, 1400)),  # ~1 MB of backtick runs that never close
+        "x <!-- x " * 100_000,  # unclosed HTML comments
+        'x [a](b "x ' * 100_000,  # unclosed link titles
+        "x [a](<x " * 100_000,
+    ],
+)
+def test_hostile_inline_markup_stays_fast(source: str) -> None:
+    """Each case took seconds to minutes with an uncapped scan per opener; now well under a second."""
+    (block,) = parse_markdown(source).blocks
+    assert block.text
