@@ -1,4 +1,4 @@
-"""The `citeline` command line: index, search and status, each with `--json` where a script reads it.
+"""The `citeline` command line: index, search, status, watch and embed, with `--json` where a script reads it.
 
 The `--json` shapes are contracts that scripts outside the project drive; README.md documents them.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,12 +17,19 @@ from typing import Any
 import structlog
 
 from daemon.config import Config, ConfigError, load_config
+from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
+from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
+from daemon.runtime import EmbedderRunner, Service, run_services
+from daemon.sdnotify import Notifier
+from daemon.services import embedder_builder, queue_options, watcher
 from indexer.database import Database, DatabaseError, open_database
+from indexer.embedder import load_embedding_model
+from indexer.embedding_queue import ModelMismatchError
 from indexer.lexical import bm25_search
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
-from indexer.status import repository_status
+from indexer.status import repository_status, status_totals
 
 __all__ = ["main"]
 
@@ -46,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="documents, sentences and embedding backlog per repository")
     status.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    watch = sub.add_parser("watch", help="keep repositories indexed as files change, and embed the backlog")
+    watch.add_argument("paths", nargs="*", type=Path, help="repository folders (default: configured ones)")
+    watch.add_argument(
+        "--no-embed", action="store_true", help="lexical lane only; run `citeline embed` apart"
+    )
+
+    embed = sub.add_parser("embed", help="run embedder workers on the backlog (scale out: one per machine)")
+    embed.add_argument("--drain", action="store_true", help="embed until the backlog is empty, then exit")
+    embed.add_argument("--workers", type=int, help="worker threads (default: [embedding] workers)")
+    embed.add_argument("--json", action="store_true", help="with --drain: print the report as JSON")
     return parser
 
 
@@ -139,14 +158,8 @@ def _cmd_search(args: argparse.Namespace, config: Config, database: Database) ->
 def _cmd_status(args: argparse.Namespace, config: Config, database: Database) -> int:
     with database.connect() as conn:
         statuses = repository_status(conn)
+        totals = status_totals(conn, statuses).as_dict()
     rows = [s.as_dict() for s in statuses]
-    totals = {
-        "documents": sum(s.documents for s in statuses),
-        "sentences": sum(s.sentences for s in statuses),
-        "backlog_size": sum(s.backlog_size for s in statuses),
-        "backlog_oldest_age_seconds": max((s.backlog_oldest_age_seconds for s in statuses), default=0.0),
-        "failed_embeddings": sum(s.failed_embeddings for s in statuses),
-    }
     if args.json:
         print(json.dumps({"database": database.describe(), "repositories": rows, "total": totals}, indent=2))
         return 0
@@ -154,16 +167,70 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
     for s in statuses:
         print(
             f"{s.repository}: {s.documents} documents, {s.sentences} sentences, backlog {s.backlog_size} "
-            f"(oldest {s.backlog_oldest_age_seconds:.0f}s, failed {s.failed_embeddings}), root {s.root}"
+            f"(oldest {s.backlog_oldest_age_seconds:.0f}s, failed {s.failed_embeddings}), "
+            f"{s.embeddings} vectors, {s.embedded_per_second:.1f} embedded/s, "
+            f"ingest p95 {_ms(s.ingest_latency_p95_seconds)}, root {s.root}"
         )
     print(
         f"total: {totals['documents']} documents, {totals['sentences']} sentences, "
-        f"backlog {totals['backlog_size']} (oldest {totals['backlog_oldest_age_seconds']:.0f}s)"
+        f"backlog {totals['backlog_size']} (oldest {totals['backlog_oldest_age_seconds']:.0f}s), "
+        f"model {totals['embedding_model'] or '(none yet)'}"
     )
     return 0
 
 
-_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "status": _cmd_status}
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+def _cmd_watch(args: argparse.Namespace, config: Config, database: Database) -> int:
+    repos = repositories_for(config, args.paths)
+    shutdown = threading.Event()
+    reconnector = Reconnector(database, shutdown)
+    services: list[Service] = [watcher(config, reconnector, repos)]
+    if not args.no_embed:
+        services.append(EmbedderRunner(embedder_builder(config, reconnector)))
+    return run_services(services, database, Notifier.from_environment(), shutdown)
+
+
+def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> int:
+    if args.workers is not None and args.workers < 1:
+        print("citeline embed: --workers must be at least 1", file=sys.stderr)
+        return 2
+    shutdown = threading.Event()
+    reconnector = Reconnector(database, shutdown)
+    if not args.drain:
+        runner = EmbedderRunner(embedder_builder(config, reconnector, args.workers))
+        return run_services([runner], database, Notifier.from_environment(), shutdown)
+    try:
+        report = drain_backlog(
+            reconnector,
+            load_embedding_model(config.models.embedder),
+            queue_options(config),
+            args.workers or config.embedding.workers,
+        )
+    except ModelMismatchError as exc:
+        print(f"citeline embed: {exc}", file=sys.stderr)
+        return 1
+    figures = {name: getattr(report, name) for name in report.__slots__}
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        rate = report.embedded / report.seconds if report.seconds else 0.0
+        print(
+            f"embedded {report.embedded} sentences in {report.seconds:.1f}s ({rate:.0f}/s), "
+            f"dropped {report.dropped}, failed {report.failed}"
+        )
+    return 0
+
+
+_COMMANDS = {
+    "index": _cmd_index,
+    "search": _cmd_search,
+    "status": _cmd_status,
+    "watch": _cmd_watch,
+    "embed": _cmd_embed,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -79,6 +79,11 @@ class EmbeddingConfig:
     context_heading: bool = True
     context_previous_sentence: bool = True
 
+    def __post_init__(self) -> None:
+        for key in ("workers", "batch_size", "max_attempts"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"embedding.{key}: must be at least 1, got {getattr(self, key)}")
+
 
 @dataclass(frozen=True, slots=True)
 class WatchConfig:

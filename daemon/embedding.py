@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import psycopg
 import structlog
@@ -126,15 +126,19 @@ class EmbedderService:
         self._scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(len(self._wake_flags))},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
-            timezone=timezone.utc,
+            timezone=UTC,
         )
         self._listener = threading.Thread(target=self._listen, name="embed-listen", daemon=True)
 
     def start(self) -> None:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for index in range(len(self._wake_flags)):
             self._scheduler.add_job(
-                self._job, "interval", seconds=self.interval_seconds, args=(index,), id=f"embed-{index}",
+                self._job,
+                "interval",
+                seconds=self.interval_seconds,
+                args=(index,),
+                id=f"embed-{index}",
                 next_run_time=now,
             )
         self._scheduler.start()
@@ -142,7 +146,7 @@ class EmbedderService:
 
     def wake(self) -> None:
         """Run every worker now (or, if it is running, once more before it returns)."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for index, flag in enumerate(self._wake_flags):
             flag.set()
             if self._busy[index]:  # it checks its flag before returning

@@ -34,7 +34,7 @@ class Reconnector:
     def database(self) -> Database:
         return self._database
 
-    def connect(self, *, autocommit: bool = False) -> Connection | None:
+    def connect(self, *, autocommit: bool = True) -> Connection | None:
         """A new connection, or None once the daemon is stopping."""
         delay = 0.1
         failures = 0

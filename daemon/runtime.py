@@ -10,6 +10,7 @@ backlog figures.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -55,17 +56,21 @@ class EmbedderRunner:
 
     async def run(self, stop: asyncio.Event, ready: Callable[[], None]) -> None:
         loop = asyncio.get_running_loop()
-        fatal: asyncio.Future[None] = loop.create_future()
+        fatal: asyncio.Future[bool] = loop.create_future()
+
+        def fail(exc: BaseException) -> None:
+            if not fatal.done():
+                fatal.set_exception(exc)
 
         def on_fatal(exc: BaseException) -> None:
-            loop.call_soon_threadsafe(lambda: fatal.done() or fatal.set_exception(exc))
+            loop.call_soon_threadsafe(fail, exc)
 
         service = await asyncio.to_thread(self._build, on_fatal)  # loading the model takes seconds
         service.start()
         ready()
         try:
-            stopped = asyncio.ensure_future(stop.wait())
-            await asyncio.wait({stopped, fatal}, return_when=asyncio.FIRST_COMPLETED)
+            stopped: asyncio.Future[bool] = asyncio.ensure_future(stop.wait())
+            await asyncio.wait([stopped, fatal], return_when=asyncio.FIRST_COMPLETED)
             stopped.cancel()
             if fatal.done():
                 fatal.result()
@@ -81,7 +86,9 @@ def _status(database: Database) -> str:
         return "database unreachable; retrying"
 
 
-async def _heartbeat(notifier: Notifier, database: Database, ready: asyncio.Event, stop: asyncio.Event) -> None:
+async def _heartbeat(
+    notifier: Notifier, database: Database, ready: asyncio.Event, stop: asyncio.Event
+) -> None:
     await ready.wait()
     notifier.ready(await asyncio.to_thread(_status, database))
     log.info("ready")
@@ -94,10 +101,8 @@ async def _heartbeat(notifier: Notifier, database: Database, ready: asyncio.Even
         elif status.done():
             notifier.status(status.result())
             status = None
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), interval)
-        except TimeoutError:
-            pass
 
 
 async def _run(

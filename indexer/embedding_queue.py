@@ -55,11 +55,12 @@ class ContextOptions:
 
 @dataclass(frozen=True, slots=True)
 class QueueOptions:
-    """How a worker claims and retries."""
+    """How a worker claims and retries; a failed item waits `retry_delay_seconds` x attempts to be retried."""
 
     batch_size: int = 64
     lease_seconds: float = 300.0
     max_attempts: int = 3
+    retry_delay_seconds: float = 10.0
     context: ContextOptions = field(default_factory=ContextOptions)
 
 
@@ -115,7 +116,9 @@ def ensure_model(conn: Connection, name: str, dimension: int) -> bool:
         conn.execute("TRUNCATE sentence_embeddings")
         if row[1] != dimension:
             conn.execute("DROP INDEX sentence_embeddings_hnsw_idx")
-            conn.execute(f"ALTER TABLE sentence_embeddings ALTER COLUMN embedding TYPE halfvec({int(dimension)})")
+            conn.execute(
+                f"ALTER TABLE sentence_embeddings ALTER COLUMN embedding TYPE halfvec({int(dimension)})"
+            )
             conn.execute(
                 "CREATE INDEX sentence_embeddings_hnsw_idx ON sentence_embeddings"
                 " USING hnsw (embedding halfvec_cosine_ops)"
@@ -167,7 +170,8 @@ WHERE claimed_by = %s
 """
 
 _FAIL = """
-UPDATE embedding_backlog q SET last_error = f.error, claimed_by = NULL, claimed_until = NULL,
+UPDATE embedding_backlog q SET last_error = f.error, claimed_by = NULL,
+       claimed_until = now() + make_interval(secs => %(delay)s * q.attempts),
        failed_at = CASE WHEN q.attempts >= %(max)s THEN now() END
 FROM unnest(%(ids)s::bigint[], %(errors)s::text[]) AS f(id, error)
 WHERE q.sentence_id = f.id AND q.claimed_by = %(token)s
@@ -180,7 +184,9 @@ class EmbeddingWorker:
     __slots__ = ("conn", "model", "options")
 
     def __init__(self, conn: Connection, model: EmbeddingModel, options: QueueOptions | None = None) -> None:
-        """Bind to `conn` and record the model (re-enqueueing everything if it changed)."""
+        """Bind to `conn` (autocommit, so each batch's transactions really commit); record the model."""
+        if not conn.autocommit:
+            raise ValueError("an embedding worker needs an autocommit connection")
         self.conn = conn
         self.model = model
         self.options = options or QueueOptions()
@@ -280,6 +286,7 @@ class EmbeddingWorker:
                             "errors": list(errors.values()),
                             "token": token,
                             "max": self.options.max_attempts,
+                            "delay": self.options.retry_delay_seconds,
                         },
                     )
                     failed = cur_fail.rowcount
@@ -293,7 +300,7 @@ class EmbeddingWorker:
         return BatchResult(claimed, len(owned), dropped, failed, released)
 
     def drain(self, should_stop: Callable[[], bool] = lambda: False) -> DrainReport:
-        """Embed batches until nothing is claimable or `should_stop()`; the batch under way always finishes."""
+        """Embed batches until nothing is claimable or `should_stop()`; a batch under way always finishes."""
         report = DrainReport()
         started = time.perf_counter()
         while not should_stop():

@@ -86,7 +86,8 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT count(*) AS total,
            count(*) FILTER (WHERE v.embedded_at > now() - make_interval(secs => %(rate_window)s)) AS recent
-    FROM sentence_embeddings v JOIN sentences s ON s.id = v.sentence_id JOIN documents d ON d.id = s.document_id
+    FROM sentence_embeddings v
+    JOIN sentences s ON s.id = v.sentence_id JOIN documents d ON d.id = s.document_id
     WHERE d.repository_id = r.id
 ) e ON true
 LEFT JOIN LATERAL (
@@ -156,7 +157,8 @@ def record_ingest(conn: Connection, repository_id: int, latencies: list[float]) 
             (repository_id, [max(0.0, s) for s in latencies]),
         )
         conn.execute(
-            "DELETE FROM ingest_samples WHERE repository_id = %s AND committed_at < now() - interval '1 hour'",
+            "DELETE FROM ingest_samples"
+            " WHERE repository_id = %s AND committed_at < now() - interval '1 hour'",
             (repository_id,),
         )
 
@@ -168,5 +170,6 @@ def status_line(conn: Connection) -> str:
     latency = "-" if p95 is None else f"{p95 * 1000:.0f} ms"
     return (
         f"backlog {totals.backlog_size} (oldest {totals.backlog_oldest_age_seconds:.0f}s), "
-        f"{totals.embedded_per_second:.1f} embedded/s, {totals.failed_embeddings} failed, ingest p95 {latency}"
+        f"{totals.embedded_per_second:.1f} embedded/s, {totals.failed_embeddings} failed, "
+        f"ingest p95 {latency}"
     )
