@@ -16,8 +16,8 @@ import pytest
 from indexer.database import Connection, Database, open_database
 
 _TABLES = (
-    "answer_sources, answer_clauses, answers, embedding_backlog, sentence_embeddings, ingest_samples, sentences,"
-    " documents, repositories, lexical_terms"
+    "answer_sources, answer_clauses, answers, embedding_backlog, sentence_embeddings, ingest_samples,"
+    " sentences, documents, repositories, lexical_terms"
 )
 
 

@@ -22,7 +22,8 @@ def env(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_index_search_status_json(repo_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (repo_dir / "guide").mkdir()
     (repo_dir / "guide" / "tests.md").write_text(
-        "# Testing\n\n## UI tests\n\nUI tests compare the compiler output with a snapshot. They live in tests/ui.\n"
+        "# Testing\n\n## UI tests\n\n"
+        "UI tests compare the compiler output with a snapshot. They live in tests/ui.\n"
     )
     assert main(["index", str(repo_dir), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["repositories"]["docs"]

@@ -1,4 +1,4 @@
-"""Hybrid retrieval: fusion and de-duplication rules, the staged lexical lane, lanes before and after embedding.
+"""Hybrid retrieval: fusion and de-duplication, the staged lexical lane, lanes before and after embedding.
 
 The lane tests use the real all-MiniLM-L6-v2 from its package and the real embedding worker.
 """
@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from engine.fusion import Lane, LaneResult, fuse
-from engine.lexical_stages import LexicalStage, StagedHit, edit_distance_one, merge_stages, staged_lexical_search
+from engine.lexical_stages import (
+    LexicalStage,
+    StagedHit,
+    edit_distance_one,
+    merge_stages,
+    staged_lexical_search,
+)
 from engine.retrieval import Filters, Retriever, SearchMode
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
