@@ -19,15 +19,16 @@ import structlog
 from daemon.config import Config, ConfigError, load_config
 from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
+from daemon.models import build_retriever
 from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import embedder_builder, queue_options, watcher
+from engine.retrieval import Filters, Hit, SearchMode
 from indexer.database import Database, DatabaseError, open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ModelMismatchError
-from indexer.lexical import bm25_search
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
 
@@ -45,11 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("paths", nargs="*", type=Path, help="repository folders (default: configured ones)")
     index.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    search = sub.add_parser("search", help="keyword search over the indexed sentences")
+    search = sub.add_parser("search", help="hybrid search over the indexed sentences")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=10, help="number of hits (1-1000, default 10)")
     search.add_argument("--repo", action="append", help="only this repository (repeatable)")
     search.add_argument("--path-prefix", help="only documents whose path starts with this")
+    search.add_argument(
+        "--lane",
+        choices=[m.value for m in SearchMode],
+        default=SearchMode.HYBRID.value,
+        help="lexical (BM25 only, no model), vector, or hybrid (both fused, then reranked; default)",
+    )
     search.add_argument("--json", action="store_true", help='print {"hits": [...]} as JSON')
 
     status = sub.add_parser("status", help="documents, sentences and embedding backlog per repository")
@@ -121,37 +128,46 @@ def _heading(path: Sequence[str]) -> str:
     return " > ".join(path)
 
 
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    return {
+        "sentence_id": hit.sentence_id,
+        "text": hit.text,
+        "repository": hit.repository,
+        "path": hit.path,
+        "line_start": hit.line_start,
+        "line_end": hit.line_end,
+        "heading": _heading(hit.heading_path),
+        "heading_path": list(hit.heading_path),
+        "git_commit": hit.git_commit,
+        "embedded": hit.embedded,
+        "lanes": hit.lanes,
+        "lexical_stage": hit.lexical_stage,
+        "score": hit.score,
+        "scores": hit.scores,
+    }
+
+
 def _cmd_search(args: argparse.Namespace, config: Config, database: Database) -> int:
     if not 1 <= args.k <= 1000:
         print("citeline search: -k must be between 1 and 1000", file=sys.stderr)
         return 2
-    with database.connect() as conn:
-        hits = bm25_search(conn, args.query, args.k, repositories=args.repo, path_prefix=args.path_prefix)
+    mode = SearchMode(args.lane)
+    retriever = build_retriever(config, database, mode)
+    try:
+        filters = Filters(tuple(args.repo) if args.repo else None, args.path_prefix)
+        hits = retriever.search(args.query, args.k, mode=mode, filters=filters)
+    finally:
+        retriever.close()
     if args.json:
-        payload = {
-            "hits": [
-                {
-                    "sentence_id": h.sentence_id,
-                    "text": h.text,
-                    "repository": h.repository,
-                    "path": h.path,
-                    "line_start": h.line_start,
-                    "line_end": h.line_end,
-                    "heading": _heading(h.heading_path),
-                    "heading_path": list(h.heading_path),
-                    "score": h.score,
-                    "scores": {"bm25": h.score},
-                }
-                for h in hits
-            ]
-        }
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print(json.dumps({"hits": [_hit_json(h) for h in hits]}, ensure_ascii=False, indent=2))
         return 0
     if not hits:
         print("no matches")
     for rank, h in enumerate(hits, 1):
         heading = f"  [{_heading(h.heading_path)}]" if h.heading_path else ""
-        print(f"{rank:>3}. {h.repository}/{h.path}:{h.line_start}{heading}  ({h.score:.2f})\n     {h.text}")
+        pending = "" if h.embedded else "  (not embedded yet)"
+        print(f"{rank:>3}. {h.repository}/{h.path}:{h.line_start}{heading}  ({h.score:.3f}){pending}")
+        print(f"     {h.text}")
     return 0
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "IndexingConfig",
     "ModelsConfig",
     "RepositoryConfig",
+    "RetrievalSettings",
     "ThresholdsConfig",
     "WatchConfig",
     "default_data_dir",
@@ -95,6 +96,19 @@ class WatchConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Candidate counts per lane, the RRF constant, lane weights and HNSW ef_search."""
+
+    lexical_candidates: int = 64
+    vector_candidates: int = 64
+    rerank_candidates: int = 32
+    rrf_k: float = 60.0
+    lexical_weight: float = 1.0
+    vector_weight: float = 1.0
+    ef_search: int = 100
+
+
+@dataclass(frozen=True, slots=True)
 class ApiConfig:
     """Where the HTTP API listens."""
 
@@ -120,6 +134,7 @@ class Config:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     watch: WatchConfig = field(default_factory=WatchConfig)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     api: ApiConfig = field(default_factory=ApiConfig)
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
 

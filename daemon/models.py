@@ -1,0 +1,49 @@
+"""Building the configured models and the retriever, once per process.
+
+Model loading is slow (seconds) and optional pieces may be absent (a reranker whose weights are not
+installed): a missing reranker degrades search to fused ranking with a warning instead of failing it.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from daemon.config import Config
+from engine.crossencoders import RelevanceModel, load_relevance
+from engine.retrieval import RetrievalConfig, Retriever, SearchMode
+from indexer.database import Database
+from indexer.embedder import load_embedding_model
+
+__all__ = ["build_retriever", "load_reranker"]
+
+log = structlog.get_logger(__name__)
+
+
+def load_reranker(config: Config) -> RelevanceModel | None:
+    """The configured (or shipped) relevance cross-encoder, or None when it cannot be loaded here."""
+    try:
+        return load_relevance(config.models.reranker or None)
+    except (OSError, ValueError) as exc:
+        log.warning("reranker unavailable; ranking by fusion only", error=str(exc))
+        return None
+
+
+def build_retriever(config: Config, database: Database, mode: SearchMode = SearchMode.HYBRID) -> Retriever:
+    """A retriever with only the models `mode` needs: lexical search loads none."""
+    embedder = load_embedding_model(config.models.embedder) if mode is not SearchMode.LEXICAL else None
+    reranker = load_reranker(config) if mode is SearchMode.HYBRID else None
+    r = config.retrieval
+    return Retriever(
+        database,
+        embedder,
+        reranker,
+        RetrievalConfig(
+            lexical_candidates=r.lexical_candidates,
+            vector_candidates=r.vector_candidates,
+            rerank_candidates=r.rerank_candidates,
+            rrf_k=r.rrf_k,
+            lexical_weight=r.lexical_weight,
+            vector_weight=r.vector_weight,
+            ef_search=r.ef_search,
+        ),
+    )
