@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("qrels", type=Path)
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries")
     parser.add_argument("--no-rerank", action="store_true")
+    parser.add_argument("--lexical-only", action="store_true", help="BM25 alone: no embedding, no models")
     args = parser.parse_args()
     data = args.qrels.parent.parent
     relevant = _qrels(args.qrels)
@@ -66,23 +67,22 @@ def main() -> None:
         for doc in map(json.loads, (data / "corpus.jsonl").read_text().splitlines()):
             (corpus / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
         database = open_database(None, Path(tmp) / "db")
-        embedder = load_embedding_model()
+        embedder = None if args.lexical_only else load_embedding_model()
         with database.connect() as conn:
             started = time.perf_counter()
             report = reconcile_repository(conn, Repository("scifact", corpus))
             print(f"indexed {report.sentences_inserted:,} sentences in {time.perf_counter() - started:.1f}s")
-            started = time.perf_counter()
-            EmbeddingWorker(conn, embedder).drain()
-            print(f"embedded them in {time.perf_counter() - started:.1f}s")
-        reranker = None if args.no_rerank else load_relevance()
+            if embedder is not None:
+                started = time.perf_counter()
+                EmbeddingWorker(conn, embedder).drain()
+                print(f"embedded them in {time.perf_counter() - started:.1f}s")
+        reranker = None if args.no_rerank or embedder is None else load_relevance()
         config = RetrievalConfig()
         plain = Retriever(database, embedder, None, config)
         reranked = Retriever(database, embedder, reranker, config) if reranker else None
-        modes = [
-            ("BM25", plain, SearchMode.LEXICAL),
-            ("dense", plain, SearchMode.VECTOR),
-            ("fused", plain, SearchMode.HYBRID),
-        ]
+        modes = [("BM25", plain, SearchMode.LEXICAL)]
+        if embedder is not None:
+            modes += [("dense", plain, SearchMode.VECTOR), ("fused", plain, SearchMode.HYBRID)]
         if reranked is not None:
             modes.append(("fused + rerank", reranked, SearchMode.HYBRID))
         print(

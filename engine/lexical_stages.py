@@ -1,7 +1,7 @@
 """The lexical lane with robustness stages: exact lexemes, then typo corrections, then prefixes.
 
-Stage 0 searches the query's own lexemes. When its top hit is not confident (it misses some query terms),
-stage 1 replaces lexemes the index has never seen with their most frequent edit-distance-1 neighbours in the
+Stage 0 searches the query's own lexemes. When the index lacks some of them and the top hit does not hold
+every query lexeme, stage 1 replaces lexemes the index has never seen with their most frequent edit-distance-1 neighbours in the
 index's own vocabulary ("compilr" -> "compil"), and stage 2 widens lexemes to the indexed terms they prefix
 ("config" -> "configur", "configuration"). A later stage can only add candidates below the hits of the stages
 before it, never push them down: a correction is a guess, an exact match is not.
@@ -79,9 +79,14 @@ def merge_stages(stages: Sequence[Sequence[StagedHit]], k: int) -> list[StagedHi
     return merged[:k]
 
 
-def _confident(hits: Sequence[LexicalHit], query_terms: int) -> bool:
-    """The grader: the top hit holds every query lexeme."""
-    return bool(hits) and hits[0].matched_terms >= query_terms
+def _confident(hits: Sequence[LexicalHit], query_terms: int, unknown_terms: int) -> bool:
+    """The grader: every query lexeme is in the index, or the top hit holds every query lexeme.
+
+    Variants only help a query with terms the index has never seen (typos, other word forms); a long
+    question whose terms are all known rarely has one sentence holding all of them, and widening it
+    would only add noise and latency.
+    """
+    return unknown_terms == 0 or (bool(hits) and hits[0].matched_terms >= query_terms)
 
 
 def _typo_terms(
@@ -133,13 +138,14 @@ def staged_lexical_search(
     exact = search([t for t in terms if t in known])
     result.stages_run.append(LexicalStage.EXACT)
     stages = [[StagedHit(h, LexicalStage.EXACT) for h in exact]]
-    if not _confident(exact, len(terms)):
+    unknown = sum(1 for t in terms if t not in known)
+    if not _confident(exact, len(terms), unknown):
         typo_terms, result.corrections = _typo_terms(conn, terms, known)
         if result.corrections:
             typo = search(typo_terms)
             result.stages_run.append(LexicalStage.TYPO)
             stages.append([StagedHit(h, LexicalStage.TYPO) for h in typo])
-            if _confident(typo, len(terms)):
+            if _confident(typo, len(terms), unknown - len(result.corrections)):
                 result.hits = merge_stages(stages, k)
                 return result
         prefix = search(_prefix_terms(conn, typo_terms))

@@ -26,10 +26,12 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class BM25Params:
-    """Okapi BM25 constants; the defaults are the usual ones for short passages."""
+    """Okapi BM25 constants (the usual ones for short passages) and the candidate budget."""
 
     k1: float = 1.2
     b: float = 0.75
+    candidate_budget: int = 4000
+    """Postings read to find candidates, rarest terms first (the rarest is always read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +59,17 @@ WITH q AS (
            greatest(token_total::float8 / greatest(sentence_count, 1), 1.0) AS avgdl
     FROM lexical_stats
 ), qt AS (
-    SELECT q.term, ln(1 + (stats.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+    SELECT q.term, t.df, ln(1 + (stats.n - t.df + 0.5) / (t.df + 0.5)) AS idf
     FROM q JOIN lexical_terms t ON t.term = q.term CROSS JOIN stats
+), probe AS (
+    -- Candidates come from the rarest terms, up to a posting budget: a sentence holding only very common
+    -- query terms cannot outrank one holding a rare term, and scoring it is most of the cost.
+    SELECT term FROM (SELECT term, df, sum(df) OVER (ORDER BY df, term) AS cumulative FROM qt) x
+    WHERE cumulative - df < %(budget)s
 ), cand AS (
     SELECT s.id, s.tsv, s.token_count, s.document_id
     FROM sentences s JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
-    WHERE s.tsv @@ (SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM qt)
+    WHERE s.tsv @@ (SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM probe)
       AND (%(repositories)s::text[] IS NULL OR r.name = ANY(%(repositories)s::text[]))
       AND (%(path_prefix)s::text IS NULL OR starts_with(d.path, %(path_prefix)s::text))
 ), scored AS (
@@ -123,6 +130,7 @@ def bm25_search_terms(
             "k": k,
             "k1": params.k1,
             "b": params.b,
+            "budget": params.candidate_budget,
             "repositories": list(repositories) if repositories is not None else None,
             "path_prefix": path_prefix,
         },
