@@ -1,10 +1,10 @@
 """The lexical lane with robustness stages: exact lexemes, then typo corrections, then prefixes.
 
 Stage 0 searches the query's own lexemes. When the index lacks some of them and the top hit does not hold
-every query lexeme, stage 1 replaces lexemes the index has never seen with their most frequent edit-distance-1 neighbours in the
-index's own vocabulary ("compilr" -> "compil"), and stage 2 widens lexemes to the indexed terms they prefix
-("config" -> "configur", "configuration"). A later stage can only add candidates below the hits of the stages
-before it, never push them down: a correction is a guess, an exact match is not.
+every query lexeme, stage 1 replaces the unknown lexemes with their most frequent edit-distance-1 neighbours
+in the index's own vocabulary ("compilr" -> "compil"), and stage 2 widens the still unknown ones to the
+indexed terms they prefix ("bootstr" -> "bootstrap"). A later stage can only add candidates below the hits
+of the stages before it, never push them down: a correction is a guess, an exact match is not.
 """
 
 from __future__ import annotations
@@ -108,11 +108,12 @@ def _typo_terms(
     return corrected, corrections
 
 
-def _prefix_terms(conn: Connection, terms: Sequence[str]) -> list[str]:
+def _prefix_terms(conn: Connection, terms: Sequence[str], known: dict[str, int]) -> list[str]:
+    """Widen the lexemes the index does not know; known ones already match exactly."""
     widened: list[str] = []
     for term in terms:
         widened.append(term)
-        if len(term) >= _MIN_PREFIX:
+        if term not in known and len(term) >= _MIN_PREFIX:
             widened.extend(t for t in terms_with_prefix(conn, term) if t != term)
     return widened
 
@@ -148,7 +149,8 @@ def staged_lexical_search(
             if _confident(typo, len(terms), unknown - len(result.corrections)):
                 result.hits = merge_stages(stages, k)
                 return result
-        prefix = search(_prefix_terms(conn, typo_terms))
+        corrected = known | dict.fromkeys(result.corrections.values(), 1)
+        prefix = search(_prefix_terms(conn, typo_terms, corrected))
         result.stages_run.append(LexicalStage.PREFIX)
         stages.append([StagedHit(h, LexicalStage.PREFIX) for h in prefix])
     result.hits = merge_stages(stages, k)

@@ -160,7 +160,7 @@ def lexical_document_frequencies(conn: Connection, terms: Sequence[str]) -> dict
 def terms_with_prefix(conn: Connection, prefix: str, limit: int = 20) -> list[str]:
     """The most frequent indexed lexemes starting with `prefix` (for prefix query variants)."""
     rows = conn.execute(
-        "SELECT term FROM lexical_terms WHERE starts_with(term, %s) ORDER BY df DESC, term LIMIT %s",
-        (prefix, limit),
+        "SELECT term FROM lexical_terms WHERE term LIKE %s ORDER BY df DESC, term LIMIT %s",
+        (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%", limit),
     ).fetchall()
     return [r[0] for r in rows]
