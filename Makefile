@@ -18,8 +18,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/citeline index $(DOCS)
-	$(BIN)/citeline status
+	$(BIN)/citeline watch $(DOCS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

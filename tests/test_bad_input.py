@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from indexer.database import Connection
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 from indexer.sources import FileFilter, SkipReason, read_markdown, walk_markdown
@@ -73,3 +75,25 @@ def test_walk_honours_gitignore_and_skips_git(repo_dir: Path) -> None:
     (repo_dir / "sub" / ".gitignore").write_text("tmp.md\n")
     found = list(walk_markdown(repo_dir, FileFilter(exclude=("drafts/**",))))
     assert found == ["a.md", "sub/b.markdown"]
+
+
+def test_unreadable_file_is_skipped_and_keeps_its_document(
+    conn: Connection, repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root reads every file whatever its mode, so the refusal is injected at `Path.open`."""
+    path = repo_dir / "locked.md"
+    path.write_text("Readable at first.\n")
+    repo = Repository("docs", repo_dir)
+    reconcile_repository(conn, repo)
+    path.write_text("Changed but unreadable now.\n")
+    real_open = Path.open
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", refuse)
+    report = reconcile_repository(conn, repo)
+    assert report.skipped == {"locked.md": SkipReason.UNREADABLE.value}
+    assert conn.execute("SELECT text FROM sentences").fetchall() == [("Readable at first.",)]
