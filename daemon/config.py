@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.retrieval import RetrievalConfig
 from indexer.markdown import CodeMode
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "IndexingConfig",
     "ModelsConfig",
     "RepositoryConfig",
-    "RetrievalSettings",
     "ThresholdsConfig",
     "WatchConfig",
     "default_data_dir",
@@ -96,19 +96,6 @@ class WatchConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class RetrievalSettings:
-    """Candidate counts per lane, the RRF constant, lane weights and HNSW ef_search."""
-
-    lexical_candidates: int = 64
-    vector_candidates: int = 64
-    rerank_candidates: int = 32
-    rrf_k: float = 60.0
-    lexical_weight: float = 1.0
-    vector_weight: float = 1.0
-    ef_search: int = 100
-
-
-@dataclass(frozen=True, slots=True)
 class ApiConfig:
     """Where the HTTP API listens."""
 
@@ -134,7 +121,7 @@ class Config:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     watch: WatchConfig = field(default_factory=WatchConfig)
-    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
 

@@ -10,7 +10,7 @@ import structlog
 
 from daemon.config import Config
 from engine.crossencoders import RelevanceModel, load_relevance
-from engine.retrieval import RetrievalConfig, Retriever, SearchMode
+from engine.retrieval import Retriever, SearchMode
 from indexer.database import Database
 from indexer.embedder import load_embedding_model
 
@@ -32,18 +32,4 @@ def build_retriever(config: Config, database: Database, mode: SearchMode = Searc
     """A retriever with only the models `mode` needs: lexical search loads none."""
     embedder = load_embedding_model(config.models.embedder) if mode is not SearchMode.LEXICAL else None
     reranker = load_reranker(config) if mode is SearchMode.HYBRID else None
-    r = config.retrieval
-    return Retriever(
-        database,
-        embedder,
-        reranker,
-        RetrievalConfig(
-            lexical_candidates=r.lexical_candidates,
-            vector_candidates=r.vector_candidates,
-            rerank_candidates=r.rerank_candidates,
-            rrf_k=r.rrf_k,
-            lexical_weight=r.lexical_weight,
-            vector_weight=r.vector_weight,
-            ef_search=r.ef_search,
-        ),
-    )
+    return Retriever(database, embedder, reranker, config.retrieval)
