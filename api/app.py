@@ -1,0 +1,75 @@
+"""The Litestar application factory: everything it needs is passed in, nothing is global.
+
+`create_app` owns one connection pool (opened with the app, closed with it); the retriever and the answering
+callable belong to the caller, who may share them with other parts of the process. The OpenAPI schema is
+served as JSON at `/schema/openapi.json` only: the interactive renderers load scripts from CDNs.
+"""
+
+from __future__ import annotations
+
+from litestar import Litestar, Router
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from psycopg_pool import ConnectionPool
+
+from api.auth import PUBLIC, KeyGuard
+from api.context import Answering, Services
+from api.metrics import ApiMetrics
+from api.ops import OPS_ROUTES
+from api.problems import exception_handlers
+from api.routes import ROUTES
+from api.settings import ApiSettings
+from engine.retrieval import Retriever
+from indexer.database import Connection, Database
+
+__all__ = ["create_app"]
+
+
+def create_app(
+    database: Database,
+    retriever: Retriever,
+    answering: Answering | None,
+    settings: ApiSettings | None = None,
+) -> Litestar:
+    """The API app over `database`; `answering` None serves everything but `POST /v1/answers` (503)."""
+    settings = settings or ApiSettings()
+    pool: ConnectionPool[Connection] = ConnectionPool(
+        database.url,
+        min_size=1,
+        max_size=settings.pool_size,
+        kwargs={"autocommit": True, "connect_timeout": max(1, int(settings.database_timeout_seconds))},
+        open=False,
+    )
+    metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))
+    services = Services(pool, retriever, answering, settings, metrics)
+
+    def provide_services() -> Services:
+        return services
+
+    def open_pool() -> None:
+        pool.open(wait=False)  # a database down at start must not stop the app: /readyz reports it
+
+    def close_pool() -> None:
+        pool.close()
+
+    return Litestar(
+        route_handlers=[*ROUTES, *OPS_ROUTES],
+        dependencies={"services": Provide(provide_services, sync_to_thread=False)},
+        guards=[KeyGuard(settings.keys, settings.protect_probes)],
+        exception_handlers=exception_handlers(),
+        middleware=[metrics.middleware],
+        request_max_body_size=settings.limits.max_body_bytes,
+        on_startup=[open_pool],
+        on_shutdown=[close_pool],
+        openapi_config=OpenAPIConfig(
+            title="citeline",
+            version="1",
+            description="Cited, verified answers and hybrid search over Markdown docs.",
+            path="/schema",
+            render_plugins=[JsonRenderPlugin()],
+            openapi_router=Router(
+                path="/schema", route_handlers=[], opt={PUBLIC: True}, include_in_schema=False
+            ),
+        ),
+    )

@@ -1,0 +1,47 @@
+"""What handlers are given: a connection pool, the retriever, the answering callable, settings and metrics.
+
+The answering callable is injected rather than built here so that `citeline serve` shares one engine (and
+its models) with the rest of the process, and tests can pass a fake where the models cannot run.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from psycopg_pool import ConnectionPool
+
+from api.metrics import ApiMetrics
+from api.settings import ApiSettings
+from engine.retrieval import Filters, Retriever
+from indexer.database import Connection
+
+__all__ = ["AnswerLike", "Answering", "Services"]
+
+
+class AnswerLike(Protocol):
+    """What the engine returns: anything with its stable JSON shape."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+class Answering(Protocol):
+    """`engine.controller.answer` with its engine bound: `functools.partial(answer, engine=engine)`."""
+
+    def __call__(self, question: str, budget: str, filters: Filters) -> AnswerLike: ...
+
+
+@dataclass(slots=True)
+class Services:
+    """The per-app collaborators handlers receive as the `services` dependency."""
+
+    pool: ConnectionPool[Connection]
+    retriever: Retriever
+    answering: Answering | None
+    settings: ApiSettings
+    metrics: ApiMetrics
+
+    def connection(self) -> AbstractContextManager[Connection]:
+        """A pooled autocommit connection, or PoolTimeout (answered 503) when the database is unreachable."""
+        return self.pool.connection(timeout=self.settings.database_timeout_seconds)

@@ -1,0 +1,188 @@
+"""Prometheus metrics: request latency per route, answer outcomes, and index figures read at scrape time.
+
+Each app gets its own registry (tests build many apps; the process-global one would reject duplicates).
+Index figures live in the database, written by the daemon, so they are read when Prometheus scrapes:
+backlog size and oldest age per repository as gauges (what the alert rules use), and ingest latency as a
+real histogram fed by the samples written since the last scrape, each observed once, so its counters only
+grow as Prometheus expects. A scrape that cannot reach the database reports `citeline_database_up 0`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import psycopg
+import psycopg_pool
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from indexer.browse import ingest_samples_after
+from indexer.database import Connection
+from indexer.status import RepositoryStatus, repository_status
+
+__all__ = ["ApiMetrics", "rejection_stage"]
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+_INGEST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0)
+
+# The verifier's rejection reasons start with these words; the stage names are what dashboards group by.
+_STAGES = (
+    ("an older source", "conflict"),
+    ("contradicted", "contradiction"),
+    ("key terms", "coverage"),
+    ("composite", "composite"),
+    ("no candidate source entails", "entailment"),
+    ("sources together do not entail", "entailment"),
+    ("fewer than two sources", "entailment"),
+)
+
+
+def rejection_stage(reason: str) -> str:
+    """The verification stage a rejection reason comes from (`other` for reasons not known here)."""
+    for marker, stage in _STAGES:
+        if marker in reason:
+            return stage
+    return "other"
+
+
+class _IndexCollector(Collector):
+    """Reads the index figures when Prometheus scrapes; never raises (a failed scrape would hide the rest)."""
+
+    def __init__(self, connect: Callable[[], Any], ingest: Histogram) -> None:
+        self._connect = connect
+        self._ingest = ingest
+        self._last_sample = 0
+        self._lock = threading.Lock()
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily("citeline_database_up", "Whether the API reached the database at this scrape")
+        try:
+            with self._connect() as conn:
+                statuses = repository_status(conn)
+                self._observe_ingest(conn)
+        except (psycopg.Error, psycopg_pool.PoolTimeout):
+            up.add_metric([], 0.0)
+            yield up
+            yield from self._ingest.collect()
+            return
+        up.add_metric([], 1.0)
+        yield up
+        yield from self._ingest.collect()
+        yield from _status_gauges(statuses)
+
+    def _observe_ingest(self, conn: Connection) -> None:
+        with self._lock:
+            for sample in ingest_samples_after(conn, self._last_sample):
+                self._ingest.labels(sample.repository).observe(sample.latency_seconds)
+                self._last_sample = sample.id
+
+
+def _status_gauges(statuses: list[RepositoryStatus]) -> Iterator[Metric]:
+    specs: tuple[tuple[str, str, Callable[[RepositoryStatus], float]], ...] = (
+        ("citeline_backlog_size", "Sentences waiting for the embedder", lambda s: s.backlog_size),
+        (
+            "citeline_backlog_oldest_age_seconds",
+            "Age of the oldest sentence waiting for the embedder",
+            lambda s: s.backlog_oldest_age_seconds,
+        ),
+        (
+            "citeline_embedded_per_second",
+            "Vectors written per second over the last minute",
+            lambda s: s.embedded_per_second,
+        ),
+        ("citeline_failed_embeddings", "Sentences the embedder gave up on", lambda s: s.failed_embeddings),
+        ("citeline_sentences", "Indexed sentences", lambda s: s.sentences),
+        ("citeline_documents", "Indexed documents", lambda s: s.documents),
+    )
+    for name, documentation, value in specs:
+        family = GaugeMetricFamily(name, documentation, labels=["repository"])
+        for status in statuses:
+            family.add_metric([status.repository], float(value(status)))
+        yield family
+
+
+class ApiMetrics:
+    """The app's registry and the metrics its handlers and middleware record."""
+
+    __slots__ = ("_answers", "_clauses", "_latency", "_rejected", "registry")
+
+    def __init__(self, connect: Callable[[], Any]) -> None:
+        self.registry = CollectorRegistry()
+        self._latency = Histogram(
+            "citeline_http_request_duration_seconds",
+            "HTTP request latency by route template, method and status",
+            ["route", "method", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._answers = Counter(
+            "citeline_answers",
+            "Answers served by status and route",
+            ["status", "route"],
+            registry=self.registry,
+        )
+        self._clauses = Counter(
+            "citeline_clauses_accepted", "Clauses emitted after verification", registry=self.registry
+        )
+        self._rejected = Counter(
+            "citeline_clauses_rejected",
+            "Candidate clauses rejected, by verification stage",
+            ["stage"],
+            registry=self.registry,
+        )
+        ingest = Histogram(
+            "citeline_ingest_latency_seconds",
+            "File change seen by the watcher to change committed",
+            ["repository"],
+            buckets=_INGEST_BUCKETS,
+            registry=None,  # collected by _IndexCollector right after it observes the new samples
+        )
+        self.registry.register(_IndexCollector(connect, ingest))
+
+    def render(self) -> bytes:
+        """The registry in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+    def record_answer(self, body: Mapping[str, Any]) -> None:
+        """Count one answer's outcome; a stored answer served again counts once more as an answer only."""
+        self._answers.labels(str(body.get("status")), str(body.get("route"))).inc()
+        if body.get("cached"):
+            return
+        self._clauses.inc(len(body.get("clauses") or ()))
+        for round_trace in body.get("trace") or ():
+            for rejected in round_trace.get("rejected") or ():
+                self._rejected.labels(rejection_stage(str(rejected.get("reason", "")))).inc()
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        """ASGI middleware timing every HTTP request under its route template (not its raw path)."""
+
+        async def timed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != ScopeType.HTTP:
+                await app(scope, receive, send)
+                return
+            started = time.perf_counter()
+            status = 500
+
+            def observe() -> None:
+                route = scope.get("path_template") or "unmatched"
+                self._latency.labels(route, scope.get("method", ""), str(status)).observe(
+                    time.perf_counter() - started
+                )
+
+            async def send_wrapper(message: Message) -> None:
+                nonlocal status
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                    observe()  # before the last byte leaves, so a client's next scrape already counts it
+                await send(message)
+
+            await app(scope, receive, send_wrapper)
+
+        return timed

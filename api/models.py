@@ -1,0 +1,229 @@
+"""Typed request and response bodies (msgspec Structs): they are the OpenAPI schema clients code against.
+
+Response models mirror the stable JSON shapes of the CLI (`citeline search --json`, `citeline status --json`,
+the engine's `Answer.to_dict()`), so one client can read both. Request models forbid unknown fields: a typo
+in a filter name is a 400, not a silently unfiltered answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "AnswerClauseOut",
+    "AnswerOut",
+    "AnswerSourceOut",
+    "AskRequest",
+    "DocumentOut",
+    "DocumentSentenceOut",
+    "FiltersIn",
+    "HealthOut",
+    "NeighbourOut",
+    "ReadyOut",
+    "RepositoryStatusOut",
+    "SearchHitOut",
+    "SearchOut",
+    "SentenceOut",
+    "StatusOut",
+    "StatusTotalsOut",
+]
+
+BudgetName = Literal["low", "mid", "high"]
+
+
+class FiltersIn(msgspec.Struct, forbid_unknown_fields=True):
+    """Restrict an answer to repositories and a path prefix."""
+
+    repositories: list[str] | None = None
+    path_prefix: str | None = None
+
+
+class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A question, how much work it may cost, and where to look."""
+
+    question: str
+    budget: BudgetName = "mid"
+    filters: FiltersIn | None = None
+
+
+class AnswerSourceOut(msgspec.Struct):
+    """A cited sentence; `state` is set on stored answers (live, changed or deleted)."""
+
+    path: str
+    line_start: int
+    line_end: int
+    text: str
+    sentence_id: int | None = None
+    document_id: int | None = None
+    repository: str | None = None
+    heading: str = ""
+    embedded: bool | None = None
+    git_commit: str | None = None
+    state: Literal["live", "changed", "deleted"] | None = None
+    current_line_start: int | None = None
+    current_line_end: int | None = None
+
+
+class AnswerClauseOut(msgspec.Struct):
+    """One verified clause with its sources and the score of each verification stage."""
+
+    clause: str
+    confidence: float
+    sources: list[AnswerSourceOut] = msgspec.field(default_factory=list)
+    need: str | None = None
+    verification: dict[str, float] = msgspec.field(default_factory=dict)
+    conflicts_with: list[int] = msgspec.field(default_factory=list)
+    round: int = 1
+
+
+class AnswerOut(msgspec.Struct):
+    """The engine's answer: clauses, the route and rounds taken, and its id in the answer store."""
+
+    question: str
+    status: Literal["answer", "insufficient", "fail"]
+    id: str | None = None
+    reason: str | None = None
+    route: str | None = None
+    budget: str | None = None
+    filters: dict[str, Any] = msgspec.field(default_factory=dict)
+    clauses: list[AnswerClauseOut] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
+    trace: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    timings_ms: dict[str, float] = msgspec.field(default_factory=dict)
+    cached: bool = False
+    fresh: bool | None = None
+
+
+class SearchHitOut(msgspec.Struct):
+    """A retrieved sentence, as `citeline search --json` prints it."""
+
+    sentence_id: int
+    text: str
+    repository: str
+    path: str
+    line_start: int
+    line_end: int
+    heading: str
+    heading_path: list[str]
+    score: float
+    scores: dict[str, float]
+    document_id: int
+    git_commit: str | None
+    embedded: bool
+    lanes: list[str]
+    lexical_stage: str | None
+
+
+class SearchOut(msgspec.Struct):
+    """Search hits, best first."""
+
+    query: str
+    lane: str
+    hits: list[SearchHitOut]
+
+
+class NeighbourOut(msgspec.Struct):
+    """A sentence next to the one asked for."""
+
+    id: int
+    text: str
+    line_start: int
+    line_end: int
+
+
+class SentenceOut(msgspec.Struct):
+    """A sentence with its file, heading, lines, commit and neighbours."""
+
+    id: int
+    text: str
+    repository: str
+    path: str
+    document_id: int
+    ordinal: int
+    heading: str
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    git_commit: str | None
+    embedded: bool
+    before: list[NeighbourOut]
+    after: list[NeighbourOut]
+
+
+class DocumentSentenceOut(msgspec.Struct):
+    """A document's sentence with its embedding state."""
+
+    id: int
+    ordinal: int
+    kind: str
+    text: str
+    heading_path: list[str]
+    line_start: int
+    line_end: int
+    embedding: Literal["embedded", "pending", "failed", "missing"]
+
+
+class DocumentOut(msgspec.Struct):
+    """A document and one page of its sentences."""
+
+    id: int
+    repository: str
+    path: str
+    title: str | None
+    git_commit: str | None
+    indexed_at: datetime
+    sentence_count: int
+    offset: int
+    sentences: list[DocumentSentenceOut]
+
+
+class RepositoryStatusOut(msgspec.Struct):
+    """One repository's index and backlog figures."""
+
+    repository: str
+    documents: int
+    sentences: int
+    backlog_size: int
+    backlog_oldest_age_seconds: float
+    failed_embeddings: int
+    embeddings: int
+    embedded_share: float
+    embedded_per_second: float
+    last_change: str | None
+    ingest_latency_p50_seconds: float | None
+    ingest_latency_p95_seconds: float | None
+
+
+class StatusTotalsOut(msgspec.Struct):
+    """All visible repositories together."""
+
+    documents: int
+    sentences: int
+    backlog_size: int
+    backlog_oldest_age_seconds: float
+    failed_embeddings: int
+    embedded_share: float
+
+
+class StatusOut(msgspec.Struct):
+    """Per-repository figures and their totals, limited to what the caller's key may see."""
+
+    repositories: list[RepositoryStatusOut]
+    total: StatusTotalsOut
+
+
+class HealthOut(msgspec.Struct):
+    """Liveness: the process answers."""
+
+    status: Literal["ok"] = "ok"
+
+
+class ReadyOut(msgspec.Struct):
+    """Readiness: the database answers and the embedders keep up."""
+
+    ready: bool
+    backlog_oldest_age_seconds: float
+    max_backlog_age_seconds: float

@@ -1,0 +1,87 @@
+"""Operator routes and the page: liveness, readiness, Prometheus metrics, and `/` with its static files.
+
+Readiness is what a load balancer acts on: not ready when the database does not answer (nothing can be
+served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
+edits on the vector lane). Liveness never touches the database, so a database outage does not restart
+every API replica.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import psycopg_pool
+from litestar import MediaType, Request, Response, get
+from litestar.di import NamedDependency
+from litestar.static_files import create_static_files_router
+from litestar.types import ControllerRouterHandler
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from api.auth import PROBE, PUBLIC, access_of
+from api.context import Services
+from api.models import HealthOut, ReadyOut
+from api.problems import problem
+from indexer.browse import oldest_backlog, ping
+
+__all__ = ["OPS_ROUTES", "STATIC_DIR"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+@get("/healthz", opt={PROBE: True}, summary="Liveness")
+async def healthz() -> HealthOut:
+    """The process serves requests; says nothing about the database."""
+    return HealthOut()
+
+
+@get("/readyz", sync_to_thread=True, opt={PROBE: True}, summary="Readiness")
+def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[Any]:
+    """200 when the database answers and the backlog is young enough, else 503 with the reason."""
+    limit = services.settings.ready_max_backlog_age_seconds
+    try:
+        with services.connection() as conn:
+            ping(conn)
+            oldest = oldest_backlog(conn)
+    except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+        return problem(503, f"database unreachable: {type(exc).__name__}", instance="/readyz")
+    if oldest.age_seconds > limit:
+        where = "" if access_of(request).scoped else f" (repository {oldest.repository})"
+        return problem(
+            503,
+            f"oldest embedding backlog item is {oldest.age_seconds:.0f} s old{where};"
+            f" the limit is {limit:.0f} s",
+            instance="/readyz",
+            extra={
+                "backlog_oldest_age_seconds": round(oldest.age_seconds, 3),
+                "max_backlog_age_seconds": limit,
+            },
+        )
+    return Response(ReadyOut(True, round(oldest.age_seconds, 3), limit))
+
+
+@get(
+    "/metrics",
+    sync_to_thread=True,
+    opt={PROBE: True},
+    summary="Prometheus metrics",
+    media_type=CONTENT_TYPE_LATEST,
+)
+def metrics(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[bytes]:
+    """The Prometheus text format; figures cover every repository, so a scoped key is refused."""
+    access_of(request).require_unscoped()
+    return Response(services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+@get("/", opt={PUBLIC: True}, include_in_schema=False, media_type=MediaType.HTML)
+async def page() -> Response[bytes]:
+    """The question page; it holds no data (it calls the API with the key the user enters)."""
+    return Response((STATIC_DIR / "index.html").read_bytes(), media_type=MediaType.HTML)
+
+
+STATIC_ROUTER = create_static_files_router(
+    path="/static", directories=[STATIC_DIR], opt={PUBLIC: True}, include_in_schema=False
+)
+
+OPS_ROUTES: list[ControllerRouterHandler] = [healthz, readyz, metrics, page, STATIC_ROUTER]

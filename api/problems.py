@@ -1,0 +1,88 @@
+"""RFC 9457 problem details for every error the API returns.
+
+Client mistakes keep their 4xx status with Litestar's message (and the field errors of a validation
+failure); an unreachable database is a 503 that says so; anything else is a 500 whose body names no
+internals (the traceback goes to the log). psycopg's DataError comes from values PostgreSQL cannot take,
+so it is the caller's input and answers 400.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+import psycopg
+import psycopg_pool
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+from litestar.types import ExceptionHandlersMap
+
+from indexer.database import DatabaseError
+
+__all__ = ["PROBLEM_JSON", "exception_handlers", "problem"]
+
+PROBLEM_JSON = "application/problem+json"
+log = structlog.get_logger(__name__)
+
+
+def problem(
+    status: int,
+    detail: str,
+    *,
+    instance: str | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[dict[str, Any]]:
+    """A problem+json response; `type` stays `about:blank`, so `title` is the status phrase (RFC 9457 4.2)."""
+    body: dict[str, Any] = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status}
+    body["detail"] = detail
+    if instance is not None:
+        body["instance"] = instance
+    if extra:
+        body.update(extra)
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
+    extra: dict[str, Any] = {}
+    if isinstance(exc.extra, list) and exc.extra:
+        extra["errors"] = exc.extra
+    elif isinstance(exc.extra, dict):
+        extra.update(exc.extra)
+    return problem(exc.status_code, exc.detail, instance=request.url.path, extra=extra, headers=exc.headers)
+
+
+def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    log.warning("database unavailable", path=request.url.path, error=str(exc))
+    return problem(
+        503,
+        "the database is unreachable; retry shortly",
+        instance=request.url.path,
+        headers={"Retry-After": "5"},
+    )
+
+
+def _bad_value(request: Request[Any, Any, Any], exc: psycopg.DataError) -> Response[dict[str, Any]]:
+    return problem(
+        400,
+        f"a value in the request cannot be processed: {exc.diag.message_primary or exc}",
+        instance=request.url.path,
+    )
+
+
+def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    log.exception("unhandled error", path=request.url.path, error=f"{type(exc).__name__}: {exc}")
+    return problem(500, "internal error; see the server log", instance=request.url.path)
+
+
+def exception_handlers() -> ExceptionHandlersMap:
+    """Handlers for the app: the most specific class wins, as Litestar resolves them by MRO."""
+    return {
+        HTTPException: _http,
+        psycopg.DataError: _bad_value,
+        psycopg.OperationalError: _unavailable,
+        psycopg_pool.PoolTimeout: _unavailable,
+        DatabaseError: _unavailable,
+        Exception: _internal,
+    }

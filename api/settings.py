@@ -1,0 +1,83 @@
+"""The API's own settings: where it listens, its keys, its limits and when it reports not ready.
+
+The API sits below the daemon, so it does not read the daemon's `Config`; `citeline api` / `citeline serve`
+build an `ApiSettings` from it (host, port, the readiness threshold) and keys come from configuration or the
+`CITELINE_API_KEYS` environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["KEYS_ENV", "ApiKey", "ApiKeyError", "ApiSettings", "Limits", "keys_from_env", "parse_keys"]
+
+KEYS_ENV = "CITELINE_API_KEYS"
+"""Comma-separated keys; `TOKEN` is unscoped, `TOKEN:repo1|repo2` sees those repositories only."""
+
+
+class ApiKeyError(ValueError):
+    """A key specification is malformed; the message says which entry (never the token itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A bearer token and the repositories it may read (None: all)."""
+
+    token: str
+    repositories: tuple[str, ...] | None = None
+
+    def __repr__(self) -> str:  # tokens must not end up in logs or tracebacks
+        return f"ApiKey(token='***', repositories={self.repositories!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Request limits: bad or oversized input is a 4xx before any work is done."""
+
+    max_question_chars: int = 1000
+    max_k: int = 100
+    max_query_chars: int = 500
+    max_body_bytes: int = 64 * 1024
+    max_document_sentences: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSettings:
+    """Everything `create_app` and `run_api` need besides the database and the engine."""
+
+    host: str = "127.0.0.1"
+    port: int = 8750
+    keys: tuple[ApiKey, ...] = ()
+    protect_probes: bool = False
+    """Whether `/healthz`, `/readyz` and `/metrics` need a key too (only when keys are configured)."""
+    ready_max_backlog_age_seconds: float = 1800.0
+    database_timeout_seconds: float = 3.0
+    """How long a request waits for a pooled connection before answering 503."""
+    pool_size: int = 8
+    limits: Limits = field(default_factory=Limits)
+
+
+def parse_keys(entries: Iterable[str]) -> tuple[ApiKey, ...]:
+    """Keys from `TOKEN` or `TOKEN:repo1|repo2` entries (blank entries are ignored)."""
+    keys: list[ApiKey] = []
+    for position, raw in enumerate(entries, start=1):
+        entry = raw.strip()
+        if not entry:
+            continue
+        token, sep, scope = entry.partition(":")
+        token = token.strip()
+        if len(token) < 16:
+            raise ApiKeyError(f"API key #{position}: a token needs at least 16 characters")
+        repositories = tuple(sorted({r.strip() for r in scope.split("|") if r.strip()}))
+        if sep and not repositories:
+            raise ApiKeyError(f"API key #{position}: ':' must be followed by repository names")
+        keys.append(ApiKey(token, repositories if sep else None))
+    return tuple(keys)
+
+
+def keys_from_env(env: Mapping[str, str] | None = None) -> tuple[ApiKey, ...]:
+    """Keys from `CITELINE_API_KEYS` (comma-separated entries), or none."""
+    env = os.environ if env is None else env
+    return parse_keys(env.get(KEYS_ENV, "").split(","))

@@ -1,0 +1,154 @@
+"""Entailment (NLI) and relevance cross-encoders behind the engine's Protocols.
+
+citeline ships its own two small models in ``engine/weights/`` (trained by ``training/``; see their model
+cards) because no pretrained cross-encoder can be fetched on the machines it targets. Both loaders also take
+any sentence-transformers ``CrossEncoder`` by Hugging Face name or local path, for users with a network:
+NLI models disagree on the order of their three classes, so the order is read from the model's
+``config.id2label`` instead of being assumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = [
+    "WEIGHTS_DIR",
+    "EntailmentModel",
+    "EntailmentScores",
+    "RelevanceModel",
+    "load_entailment",
+    "load_relevance",
+    "nli_label_order",
+]
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+"""Shipped models: ``entailment/`` (3 classes) and ``relevance/`` (1 score)."""
+
+_NLI_PREFIXES = ("entail", "neutral", "contradict")
+
+
+@dataclass(frozen=True, slots=True)
+class EntailmentScores:
+    """Class probabilities for one (premise, hypothesis) pair; they sum to 1."""
+
+    entailment: float
+    neutral: float
+    contradiction: float
+
+
+class EntailmentModel(Protocol):
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[EntailmentScores]: ...
+
+
+class RelevanceModel(Protocol):
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+def nli_label_order(id2label: dict[int, str] | dict[str, str]) -> tuple[int, int, int]:
+    """Logit columns of (entailment, neutral, contradiction), from a config's ``id2label``.
+
+    Names are matched case-insensitively by prefix (``ENTAILMENT``, ``entailed``, ``Contradiction``...).
+    A model whose labels are unnamed (``LABEL_0``...) is refused: guessing would silently swap classes.
+    """
+    found: dict[str, int] = {}
+    for key, name in id2label.items():
+        low = str(name).strip().lower()
+        for prefix in _NLI_PREFIXES:
+            if low.startswith(prefix):
+                if prefix in found:
+                    raise ValueError(f"two labels look like {prefix!r}: {id2label}")
+                found[prefix] = int(key)
+    if len(id2label) != 3 or len(found) != 3:
+        raise ValueError(f"not a 3-way NLI model (need entailment/neutral/contradiction labels): {id2label}")
+    return found["entail"], found["neutral"], found["contradict"]
+
+
+def _load_cross_encoder(name_or_path: str | None, kind: str, batch_size: int, device: str | None) -> Any:
+    """A sentence-transformers CrossEncoder; the shipped one offline and upcast to fp32 on CPU."""
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    shipped = name_or_path is None
+    path = str(WEIGHTS_DIR / kind) if name_or_path is None else name_or_path
+    if shipped and not (WEIGHTS_DIR / kind / "config.json").is_file():
+        raise FileNotFoundError(f"shipped {kind} model missing at {path}; see training/README.md")
+    # fp16 weights are stored for size; CPUs compute fp16 slowly (or not at all), so upcast there.
+    kwargs = {"dtype": torch.float32} if device.startswith("cpu") else None
+    return CrossEncoder(path, device=device, local_files_only=shipped, model_kwargs=kwargs)
+
+
+class _Entailment:
+    """3-way NLI cross-encoder returning probabilities in citeline's class order."""
+
+    def __init__(self, encoder: Any, batch_size: int) -> None:
+        self._encoder = encoder
+        self._batch_size = batch_size
+        self._order = list(nli_label_order(encoder.config.id2label))
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[EntailmentScores]:
+        if not pairs:
+            return []
+        import torch
+
+        logits = self._encoder.predict(
+            [(p, h) for p, h in pairs],
+            batch_size=self._batch_size,
+            activation_fn=torch.nn.Identity(),
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        logits = np.asarray(logits, dtype=np.float64).reshape(len(pairs), -1)[:, self._order]
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        return [EntailmentScores(float(e), float(n), float(c)) for e, n, c in probs]
+
+
+class _Relevance:
+    """Query/passage cross-encoder; the score is the model's own activation (sigmoid for 1-score models)."""
+
+    def __init__(self, encoder: Any, batch_size: int) -> None:
+        labels = int(encoder.num_labels)
+        if labels not in (1, 2):
+            raise ValueError(f"a relevance model has 1 score (or 2 classes, 2nd = relevant), not {labels}")
+        self._encoder = encoder
+        self._batch_size = batch_size
+        self._two_class = labels == 2
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        out = self._encoder.predict(
+            [(query, p) for p in passages],
+            batch_size=self._batch_size,
+            apply_softmax=self._two_class,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        scores = np.asarray(out, dtype=np.float64)
+        if self._two_class:
+            scores = scores.reshape(len(passages), 2)[:, 1]
+        return [float(s) for s in scores.reshape(len(passages))]
+
+
+def load_entailment(
+    name_or_path: str | None = None, *, batch_size: int = 32, device: str | None = None
+) -> EntailmentModel:
+    """Shipped entailment model (offline) when ``name_or_path`` is None, else any 3-way NLI CrossEncoder."""
+    return _Entailment(_load_cross_encoder(name_or_path, "entailment", batch_size, device), batch_size)
+
+
+def load_relevance(
+    name_or_path: str | None = None, *, batch_size: int = 32, device: str | None = None
+) -> RelevanceModel:
+    """Shipped relevance model (offline) when ``name_or_path`` is None, else any reranking CrossEncoder."""
+    return _Relevance(_load_cross_encoder(name_or_path, "relevance", batch_size, device), batch_size)

@@ -1,0 +1,126 @@
+"""The evidence gathered for a question: retrieved sentences, their neighbours, when they changed, vectors.
+
+Verification reads a source with its previous sentence as context ("It was founded in 1901." needs the
+sentence naming "it"), conflict handling prefers the most recently changed sentence, and the semantic stage
+compares embeddings; all three are fetched once per sentence here and shared by every round and clause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.retrieval import Hit
+from indexer.database import Connection
+from indexer.embedder import EmbeddingModel
+
+__all__ = ["EvidencePool", "SentenceContext", "fetch_contexts"]
+
+_CONTEXT_SQL = """
+SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[]
+FROM sentences s
+LEFT JOIN sentences p ON p.document_id = s.document_id AND p.ordinal = s.ordinal - 1
+LEFT JOIN sentence_embeddings e ON e.sentence_id = s.id
+WHERE s.id = ANY(%s)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceContext:
+    """A sentence's previous sentence in its document (if any), when its text was written, and its kind."""
+
+    previous: str | None
+    changed_at: datetime | None
+    kind: str = "sentence"
+    vector: npt.NDArray[np.float32] | None = None
+
+
+def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceContext]:
+    """Contexts of the sentences that still exist; deleted ids are simply absent."""
+    if not ids:
+        return {}
+    rows = conn.execute(_CONTEXT_SQL, (list(ids),)).fetchall()
+    return {
+        int(r[0]): SentenceContext(r[1], r[2], str(r[3]), None if r[4] is None else _unit(r[4])) for r in rows
+    }
+
+
+def _unit(values: list[float]) -> npt.NDArray[np.float32]:
+    vector = np.asarray(values, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+@dataclass(slots=True)
+class EvidencePool:
+    """Every sentence retrieved for one question, in the order first seen, with the round that found it."""
+
+    embedder: EmbeddingModel | None
+    max_size: int = 48
+    hits: dict[int, Hit] = field(default_factory=dict)
+    round_of: dict[int, int] = field(default_factory=dict)
+    contexts: dict[int, SentenceContext] = field(default_factory=dict)
+    _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
+
+    def add(self, hits: Iterable[Hit], round_number: int, limit: int) -> list[Hit]:
+        """Add up to `limit` hits not already held (by sentence id or identical text); return the new ones.
+
+        Headings are not held: they state nothing a clause could cite, and each sentence already carries its
+        heading path, so a heading would only take the place of a sentence under the per-subquery cap.
+        """
+        held_texts = {h.text.strip().lower() for h in self.hits.values()}
+        new: list[Hit] = []
+        for hit in hits:
+            if len(new) >= limit or len(self.hits) >= self.max_size:
+                break
+            key = hit.text.strip().lower()
+            if hit.sentence_id in self.hits or key in held_texts or self.is_heading(hit):
+                continue
+            self.hits[hit.sentence_id] = hit
+            self.round_of[hit.sentence_id] = round_number
+            held_texts.add(key)
+            new.append(hit)
+        return new
+
+    def is_heading(self, hit: Hit) -> bool:
+        """A heading names a topic and states nothing, so it is never a clause (it still steers retrieval)."""
+        context = self.contexts.get(hit.sentence_id)
+        return context is not None and context.kind == "heading"
+
+    def premise(self, hit: Hit) -> str:
+        """The sentence with its previous sentence as context, as the entailment stage reads it."""
+        context = self.contexts.get(hit.sentence_id)
+        if context is None or not context.previous:
+            return hit.text
+        return f"{context.previous} {hit.text}"
+
+    def hit_vectors(self, hits: Sequence[Hit]) -> npt.NDArray[np.float32]:
+        """The stored vectors of embedded sentences (no model call); the others are encoded once."""
+        stored = {
+            h.sentence_id: c.vector for h in hits if (c := self.contexts.get(h.sentence_id)) is not None
+        }
+        for hit in hits:
+            vector = stored.get(hit.sentence_id)
+            if vector is not None:
+                self._vectors.setdefault(hit.text, vector)
+        return self.vectors([h.text for h in hits])
+
+    def vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Unit vectors for `texts`, encoding only the ones not seen before (one batch).
+
+        Without an embedder, texts with no stored vector get a zero vector: their similarity stage scores 0,
+        which can only make verification stricter.
+        """
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing and self.embedder is not None:
+            for text, vector in zip(missing, self.embedder.encode(missing), strict=True):
+                self._vectors[text] = vector
+        dimension = next((len(v) for v in self._vectors.values()), 1)
+        zero = np.zeros(dimension, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, dimension), dtype=np.float32)
+        return np.stack([self._vectors.get(t, zero) for t in texts])

@@ -1,0 +1,212 @@
+"""Planners: what clause to try next and what to search for next, behind one Protocol.
+
+The controller owns the loop and the verification; a planner only reads the loop state (the question, the
+evidence held, the findings accepted with their provenance, the clauses rejected and the searches that failed)
+and proposes. That split keeps every guarantee in the controller: whatever a planner proposes, nothing is
+emitted unverified, and no search is run twice. The default planner is extractive and needs no LLM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from engine.answers import ReferenceNeed, RejectedClause
+from engine.evidence import EvidencePool
+from engine.retrieval import Hit
+from engine.routing import QuestionShape, content_terms, entities
+from engine.verify import Proposal
+
+__all__ = [
+    "ExtractivePlanner",
+    "FailedSearch",
+    "Finding",
+    "Plan",
+    "Planner",
+    "PlannerError",
+    "PlannerState",
+]
+
+
+class PlannerError(RuntimeError):
+    """The planner could not produce a valid plan; the round is recorded as failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """An accepted clause with its provenance, as the planner sees it."""
+
+    clause: str
+    source_ids: tuple[int, ...]
+    paths: tuple[str, ...]
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class FailedSearch:
+    """A search that brought nothing usable, and why; planners must not propose it again."""
+
+    query: str
+    reason: str
+    round: int
+
+
+@dataclass(slots=True)
+class PlannerState:
+    """Everything a planner may read; the controller updates it between rounds."""
+
+    question: str
+    shape: QuestionShape
+    pool: EvidencePool
+    round: int = 1
+    max_rounds: int = 6
+    latest: list[Hit] = field(default_factory=list)
+    accepted: list[Finding] = field(default_factory=list)
+    rejected: list[RejectedClause] = field(default_factory=list)
+    failed: list[FailedSearch] = field(default_factory=list)
+    queries_run: list[str] = field(default_factory=list)
+
+    def covered_documents(self) -> set[str]:
+        """Paths the accepted findings cite."""
+        return {p for f in self.accepted for p in f.paths}
+
+    def coverage_met(self) -> bool:
+        """The accepted findings draw on as many documents as the question's shape asks for."""
+        return len(self.covered_documents()) >= self.shape.hops
+
+    def is_new_query(self, query: str) -> bool:
+        """Not run before and not a recorded failure (compared case- and space-insensitively)."""
+        key = " ".join(query.lower().split())
+        seen = {" ".join(q.lower().split()) for q in self.queries_run}
+        seen |= {" ".join(f.query.lower().split()) for f in self.failed}
+        return bool(key) and key not in seen
+
+
+@dataclass(slots=True)
+class Plan:
+    """The clauses to verify this round, the searches for the next one (at most 3), and whether it is done."""
+
+    proposals: list[Proposal] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    done: bool = False
+
+
+class Planner(Protocol):
+    """Proposes clauses and subqueries; `final` means no further search will be run, so none may be asked."""
+
+    @property
+    def name(self) -> str: ...
+
+    def plan(self, state: PlannerState, *, final: bool) -> Plan: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractivePlanner:
+    """Clauses are source sentences chosen for the question; the next subquery carries the bridge entity.
+
+    Each round proposes the best unused sentence, preferring what the latest search found in a document no
+    accepted finding cites yet (a multi-hop answer needs a new document per hop). The next subquery is the
+    question plus the entities and new terms of that sentence: in "what game did the team with an 11-1 record
+    play in", the first hop's sentence names the team, and the team's name finds the second hop. For a
+    comparison, the question's entities that no finding mentions yet lead the subquery instead.
+    """
+
+    clauses_per_round: int = 1
+    max_new_terms: int = 6
+
+    @property
+    def name(self) -> str:
+        """Shown in traces."""
+        return "extractive"
+
+    def plan(self, state: PlannerState, *, final: bool) -> Plan:
+        """Propose the next sentence(s) and, unless final, the next subquery."""
+        chosen = self._choose(state)
+        proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,)) for h in chosen]
+        covered = state.covered_documents() | {h.path for h in chosen}
+        done = final or len(covered) >= state.shape.hops or not chosen
+        if done:
+            return Plan(proposals, [], True)
+        query = self._next_query(state, chosen)
+        return Plan(proposals, [query] if query else [], False)
+
+    def _choose(self, state: PlannerState) -> list[Hit]:
+        used = {i for f in state.accepted for i in f.source_ids}
+        rejected = {r.clause.strip().lower() for r in state.rejected}
+        covered = state.covered_documents()
+
+        def usable(hit: Hit) -> bool:
+            return (
+                not state.pool.is_heading(hit)
+                and hit.sentence_id not in used
+                and hit.text.strip().lower() not in rejected
+            )
+
+        latest = [h for h in state.latest if usable(h)]
+        rest = sorted(
+            (h for h in state.pool.hits.values() if usable(h)),
+            key=lambda h: state.pool.round_of[h.sentence_id],
+        )
+        ordered = list({h.sentence_id: h for h in latest + rest}.values())
+        targets = self._targets(state)
+
+        def score(item: tuple[int, Hit]) -> float:
+            """Target terms mentioned, the search's own rank, and two document priors: a sentence under
+            a heading naming a target is about it, and a section's lead sentences define its subject."""
+            rank, hit = item
+            words = {_stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
+            overlap = len(targets & words) / len(targets) if targets else 0.0
+            heading = {_stem(t) for t in content_terms(" ".join(hit.heading_path))}
+            about = 0.3 if heading and heading & targets else 0.0
+            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal)
+
+        ranked = [h for _, h in sorted(enumerate(ordered), key=lambda item: -score(item))]
+        fresh = [h for h in ranked if h.path not in covered]
+        picked: list[Hit] = []
+        for hit in fresh or ranked:
+            if len(picked) >= self.clauses_per_round:
+                break
+            if all(hit.path != p.path for p in picked):
+                picked.append(hit)
+        return picked
+
+    @staticmethod
+    def _targets(state: PlannerState) -> set[str]:
+        """Stems a next sentence should mention: question terms not yet covered, and the bridge entities."""
+        held = [state.pool.hits[i] for f in state.accepted for i in f.source_ids if i in state.pool.hits]
+        known = {_stem(t) for h in held for t in content_terms(" ".join((*h.heading_path, h.text)))}
+        question = {_stem(t) for t in content_terms(state.question)}
+        bridge = {_stem(t) for h in held for e in entities(h.text) for t in content_terms(e)} - question
+        return (question - known) | bridge if held else question
+
+    def _next_query(self, state: PlannerState, chosen: Sequence[Hit]) -> str:
+        """Uncovered question entities and terms, plus (for a bridge) the chosen evidence's new entities."""
+        question = state.question
+        held = [state.pool.hits[i] for f in state.accepted for i in f.source_ids if i in state.pool.hits]
+        known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
+        known_stems = {_stem(t) for t in content_terms(known)}
+        uncovered_entities = [
+            e for e in state.shape.entities if not any(_stem(w) in known_stems for w in content_terms(e))
+        ]
+        uncovered_terms = [t for t in content_terms(question) if _stem(t) not in known_stems]
+        bridge: list[str] = []
+        if not state.shape.comparison:
+            for hit in chosen:
+                source = " ".join((*hit.heading_path, hit.text))
+                bridge += [e for e in entities(source) if e.lower() not in question.lower()]
+        words = " ".join(uncovered_entities + bridge[: self.max_new_terms] + uncovered_terms).split()
+        parts = list(dict.fromkeys(w.lower() for w in words))
+        candidates = [
+            " ".join(parts),
+            " ".join(bridge[: self.max_new_terms]),
+            " ".join(content_terms(question)),
+        ]
+        for query in candidates:
+            if query.strip() and state.is_new_query(query):
+                return query.strip()
+        return ""
+
+
+def _stem(word: str) -> str:
+    return word.lower()[: max(4, len(word) - 3)]
