@@ -1,0 +1,193 @@
+"""HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
+
+    python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
+
+Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
+corpus, indexed and embedded with the default model; the engine then answers each question over the whole
+corpus with the extractive planner. Gold supporting facts are matched to indexed sentences by text (citeline's
+splitter may cut differently from the data set): a sentence is gold when most of its words are in a gold
+sentence of the same paragraph, or the reverse. Figures:
+
+- supporting-sentence recall@10: one-step = the top 10 hits for the question; loop = the sentences the engine
+  cited, then the evidence its rounds gathered in order, first 10;
+- both-gold-paragraphs rate within those same 10;
+- citation precision (cited sentences that are gold), abstention rate, mean rounds, latency p50/p95 per route.
+
+The shipped cross-encoders are used when their weights are present (the reranker in retrieval and
+verification, NLI in verification); without them the run says so. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from engine.answers import Budget, Status
+from engine.controller import AnswerEngine, EngineConfig
+from engine.crossencoders import EntailmentModel, RelevanceModel, load_entailment, load_relevance
+from engine.retrieval import Retriever
+from indexer.database import open_database
+from indexer.embedder import load_embedding_model
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.reconcile import Repository, reconcile_repository
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def _is_gold(text: str, gold: list[str]) -> bool:
+    mine = _words(text)
+    for sentence in gold:
+        theirs = _words(sentence)
+        if mine and theirs and len(mine & theirs) / min(len(mine), len(theirs)) >= 0.8:
+            return True
+    return False
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]:
+    """One file per distinct paragraph; returns file name -> title."""
+    files: dict[str, str] = {}
+    seen: dict[tuple[str, str], str] = {}
+    for question in questions:
+        for title, sentences in question["context"]:
+            body = "".join(sentences).strip()
+            key = (title, body)
+            if key in seen:
+                continue
+            name = f"p{len(files):05d}.md"
+            seen[key] = name
+            files[name] = title
+            (root / name).write_text(f"# {title}\n\n{body}\n")
+    return files
+
+
+def _optional_models() -> tuple[EntailmentModel | None, RelevanceModel | None]:
+    try:
+        entailment: EntailmentModel | None = load_entailment()
+    except FileNotFoundError as exc:
+        print(f"no entailment model ({exc}); only verbatim clauses verify")
+        entailment = None
+    try:
+        relevance: RelevanceModel | None = load_relevance()
+    except FileNotFoundError as exc:
+        print(f"no relevance model ({exc}); retrieval is not reranked")
+        relevance = None
+    return entailment, relevance
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--offset", type=int, default=0, help="skip the first N questions")
+    parser.add_argument("--limit", type=int, default=None, help="only N questions")
+    parser.add_argument("--budget", choices=[b.value for b in Budget], default="mid")
+    args = parser.parse_args()
+    questions = json.loads(args.data.read_text())[args.offset :]
+    questions = questions[: args.limit] if args.limit is not None else questions
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus"
+        corpus.mkdir()
+        titles = _write_corpus(questions, corpus)
+        database = open_database(None, Path(tmp) / "db")
+        embedder = load_embedding_model()
+        with database.connect() as conn:
+            started = time.perf_counter()
+            report = reconcile_repository(conn, Repository("hotpotqa", corpus))
+            print(
+                f"{len(questions)} questions, {len(titles)} paragraphs,"
+                f" {report.sentences_inserted:,} sentences"
+            )
+            EmbeddingWorker(conn, embedder).drain()
+            print(f"indexed and embedded in {time.perf_counter() - started:.1f}s")
+            texts = {
+                int(r[0]): (r[1], r[2])
+                for r in conn.execute(
+                    "SELECT s.id, s.text, d.path FROM sentences s JOIN documents d ON d.id = s.document_id"
+                ).fetchall()
+            }
+        entailment, relevance = _optional_models()
+        retriever = Retriever(database, embedder, relevance)
+        engine = AnswerEngine(
+            database,
+            retriever,
+            embedder,
+            entailment=entailment,
+            relevance=relevance,
+            config=EngineConfig(store=False),
+        )
+        engine.answer(questions[0]["question"], use_store=False)  # warm the models up
+        totals: dict[str, list[float]] = defaultdict(list)
+        latency: dict[str, list[float]] = defaultdict(list)
+        for question in questions:
+            gold: dict[str, list[str]] = defaultdict(list)
+            context = dict(question["context"])
+            for title, index in question["supporting_facts"]:
+                if index < len(context.get(title, [])):
+                    gold[title].append(context[title][index])
+            n_gold = sum(len(v) for v in gold.values())
+
+            def scored(ids: list[int], gold: dict[str, list[str]] = gold) -> tuple[int, set[str]]:
+                found, paragraphs = set(), set()
+                for sid in ids:
+                    text, path = texts[sid]
+                    title = titles[path]
+                    if title in gold and _is_gold(text, gold[title]):
+                        found |= {g for g in gold[title] if _is_gold(text, [g])}
+                        paragraphs.add(title)
+                return len(found), paragraphs
+
+            one_step = [h.sentence_id for h in retriever.search(question["question"], 10)]
+            got, paragraphs = scored(one_step)
+            totals["one_recall"].append(got / n_gold)
+            totals["one_both"].append(float(len(paragraphs) == len(gold)))
+            started = time.perf_counter()
+            result = engine.answer(question["question"], Budget(args.budget), use_store=False)
+            latency[result.route.value].append(1000 * (time.perf_counter() - started))
+            cited = [s.sentence_id for c in result.clauses for s in c.sources]
+            gathered = [i for t in result.trace for i in t.new_evidence]
+            loop = list(dict.fromkeys(cited + gathered))[:10]
+            got, paragraphs = scored(loop)
+            totals["loop_recall"].append(got / n_gold)
+            totals["loop_both"].append(float(len(paragraphs) == len(gold)))
+            totals["abstain"].append(float(result.status is not Status.ANSWER))
+            totals["rounds"].append(float(len(result.trace)))
+            for sid in dict.fromkeys(cited):
+                text, path = texts[sid]
+                totals["precision"].append(float(_is_gold(text, gold.get(titles[path], []))))
+        retriever.close()
+
+    def mean(key: str) -> float:
+        return sum(totals[key]) / len(totals[key]) if totals[key] else float("nan")
+
+    print(f"budget {args.budget}; planner extractive")
+    print(
+        f"supporting-sentence recall@10  one-step {mean('one_recall'):.3f}   loop {mean('loop_recall'):.3f}"
+    )
+    print(f"both gold paragraphs in top 10 one-step {mean('one_both'):.3f}   loop {mean('loop_both'):.3f}")
+    print(f"citation precision {mean('precision'):.3f} over {len(totals['precision'])} cited sentences")
+    print(f"abstention rate {mean('abstain'):.3f}; mean rounds {mean('rounds'):.2f}")
+    for route, values in sorted(latency.items()):
+        print(
+            f"route {route:<7} n={len(values):<4} p50 {_pct(values, 0.5):7.1f} ms"
+            f"   p95 {_pct(values, 0.95):7.1f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

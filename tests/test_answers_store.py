@@ -1,0 +1,108 @@
+"""Stored answers on a real PostgreSQL: round trip, and each source marked live, changed or deleted."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from engine.answers import Answer, AnswerClause, Budget, ReferenceNeed, Route, Status, Verification
+from engine.retrieval import Hit
+from indexer.answers import SourceState, find_answer, load_answer, save_answer
+from indexer.database import Connection
+from indexer.reconcile import Repository, reconcile_repository
+
+GUIDE = "# Build\n\nRun the build with make. The cache lives in the target folder.\n"
+
+
+def _hits(conn: Connection) -> dict[str, Hit]:
+    rows = conn.execute(
+        "SELECT s.id, s.text, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal, d.git_commit"
+        " FROM sentences s JOIN documents d ON d.id = s.document_id WHERE s.kind = 'sentence'"
+    ).fetchall()
+    return {
+        r[1]: Hit(r[0], r[1], "docs", r[2], r[3], r[4], tuple(r[5]), r[6], r[7], r[8], False) for r in rows
+    }
+
+
+def _answer(conn: Connection, question: str = "how do I build") -> dict[str, Any]:
+    hits = _hits(conn)
+    clauses = [
+        AnswerClause(text, [hits[text]], 0.9, ReferenceNeed.SINGLE, Verification(composite=0.9))
+        for text in ("Run the build with make.", "The cache lives in the target folder.")
+    ]
+    answer = Answer(question, Status.ANSWER, Route.FAST, Budget.MID, clauses, filters={"path_prefix": None})
+    return answer.to_dict()
+
+
+def _index(conn: Connection, root: Path, text: str = GUIDE) -> None:
+    (root / "build.md").write_text(text)
+    reconcile_repository(conn, Repository("docs", root))
+
+
+def test_round_trip_keeps_the_json_and_marks_sources_live(conn: Connection, repo_dir: Path) -> None:
+    _index(conn, repo_dir)
+    body = _answer(conn)
+    answer_id = save_answer(conn, body)
+    stored = load_answer(conn, answer_id)
+    assert stored is not None and stored.fresh
+    assert stored.question == "how do I build" and stored.status == "answer"
+    out = stored.to_dict()
+    assert out["id"] == answer_id and out["fresh"] is True
+    assert [c["clause"] for c in out["clauses"]] == [c["clause"] for c in body["clauses"]]
+    assert out["clauses"][1]["sources"][0]["state"] == "live"
+    assert out["clauses"][1]["sources"][0]["text"] == "The cache lives in the target folder."
+    row = conn.execute("SELECT count(*) FROM answer_sources WHERE sentence_id IS NOT NULL").fetchone()
+    assert row == (2,)
+
+
+def test_edited_sentence_is_deleted_and_moved_sentence_stays_live(conn: Connection, repo_dir: Path) -> None:
+    _index(conn, repo_dir)
+    answer_id = save_answer(conn, _answer(conn))
+    _index(
+        conn,
+        repo_dir,
+        "# Build\n\nIntro line.\n\nRun the build with make. The cache lives in the home folder.\n",
+    )
+    stored = load_answer(conn, answer_id)
+    assert stored is not None and not stored.fresh
+    states = {c.clause: c.sources[0].state for c in stored.clauses}
+    assert states == {
+        "Run the build with make.": SourceState.LIVE,
+        "The cache lives in the target folder.": SourceState.DELETED,
+    }
+    moved = stored.clauses[0].sources[0]
+    assert moved.current_lines == (5, 5) and (moved.line_start, moved.line_end) == (3, 3)
+    assert stored.to_dict()["clauses"][0]["sources"][0]["current_line_start"] == 5
+    assert stored.clauses[1].sources[0].cited_text == "The cache lives in the target folder."
+
+
+def test_changed_hash_and_deleted_file(conn: Connection, repo_dir: Path) -> None:
+    _index(conn, repo_dir)
+    answer_id = save_answer(conn, _answer(conn))
+    conn.execute("UPDATE sentences SET norm_hash = '\\x00'::bytea WHERE text = 'Run the build with make.'")
+    stored = load_answer(conn, answer_id)
+    assert stored is not None
+    assert [c.sources[0].state for c in stored.clauses] == [SourceState.CHANGED, SourceState.LIVE]
+    (repo_dir / "build.md").unlink()
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    stored = load_answer(conn, answer_id)
+    assert stored is not None
+    assert [c.sources[0].state for c in stored.clauses] == [SourceState.DELETED, SourceState.DELETED]
+    assert stored.clauses[0].sources[0].document_id is None
+
+
+def test_find_answer_serves_only_answers_under_the_same_filters(conn: Connection, repo_dir: Path) -> None:
+    _index(conn, repo_dir)
+    body = _answer(conn)
+    first = save_answer(conn, body)
+    second = save_answer(conn, body)
+    assert find_answer(conn, "how do I build", {"path_prefix": None}) == second != first
+    assert find_answer(conn, "how do I build", {"path_prefix": "guide/"}) is None
+    save_answer(conn, {**body, "question": "nothing", "status": "insufficient", "clauses": []})
+    assert find_answer(conn, "nothing", {"path_prefix": None}) is None
+
+
+def test_unknown_or_malformed_ids_load_nothing(conn: Connection) -> None:
+    assert load_answer(conn, str(uuid.uuid4())) is None
+    assert load_answer(conn, "not-a-uuid") is None

@@ -1,0 +1,73 @@
+"""Routing without an LLM: question shape features and the first retrieval's confidence decide the route."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.answers import Route
+from engine.retrieval import Hit
+from engine.routing import RoutingConfig, content_terms, entities, route, shape
+
+
+def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
+    return [
+        Hit(i, f"sentence {i}", "docs", "a.md", i, i, (), 1, i, None, True, scores={key: s, "fused": 0.03})
+        for i, s in enumerate(scores, start=1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "comparison", "bridge"),
+    [
+        ("Which is older, the Rose Bowl or the Sugar Bowl?", True, False),
+        ("Are Joe Walsh and Chester Bennington both guitarists?", True, False),
+        ("What game did the team that won 11 games play in?", False, True),
+        ("When was the pianist who recorded Live at the Manne-Hole born?", False, True),
+        ("why does bread dough rise", False, False),
+    ],
+)
+def test_shape_features(question: str, comparison: bool, bridge: bool) -> None:
+    features = shape(question)
+    assert features.comparison is comparison
+    assert features.bridge is bridge
+    assert features.hops == (2 if comparison or bridge or len(features.entities) >= 2 else 1)
+
+
+def test_entities_and_content_terms() -> None:
+    assert entities("Are Joe Walsh and Chester Bennington both guitarists?") == [
+        "Joe Walsh",
+        "Chester Bennington",
+    ]
+    assert content_terms("Why does the bread dough rise so fast?") == ["bread", "dough", "rise", "fast"]
+
+
+def test_confident_single_fact_goes_fast() -> None:
+    decision = route("why does bread dough rise", _hits(0.93, 0.20))
+    assert decision.route is Route.FAST
+
+
+@pytest.mark.parametrize(
+    ("question", "hits", "reason"),
+    [
+        ("why does bread dough rise", _hits(0.93, 0.90), "not confident"),  # no clear winner
+        ("why does bread dough rise", _hits(0.30, 0.01), "not confident"),  # clear but weak
+        ("why does bread dough rise", [], "not confident"),
+        ("why does bread dough rise", _hits(0.93, 0.2, key="bm25"), "not confident"),  # BM25 is unscaled
+        ("Which is older, the Rose Bowl or the Sugar Bowl?", _hits(0.95, 0.1), "comparison"),
+        ("What game did the team that won the Sugar Bowl play in?", _hits(0.95, 0.1), "bridge"),
+    ],
+)
+def test_multi_hop_shapes_and_unsure_retrievals_take_the_loop(
+    question: str, hits: list[Hit], reason: str
+) -> None:
+    decision = route(question, hits)
+    assert decision.route is Route.REASON
+    assert any(reason in r for r in decision.reasons)
+
+
+def test_routing_is_deterministic_and_configurable() -> None:
+    hits = _hits(0.7, 0.5)
+    assert route("why does bread dough rise", hits).route is Route.FAST
+    strict = RoutingConfig(min_top_score=0.8)
+    assert route("why does bread dough rise", hits, strict).route is Route.REASON
+    assert [route("why does bread dough rise", hits).route for _ in range(3)] == [Route.FAST] * 3
