@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from api.settings import ApiKeyError
 from daemon.config import Config, ConfigError, load_config
 from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
@@ -25,6 +26,7 @@ from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import embedder_builder, queue_options, watcher
+from daemon.serving import api_service, ask, serve_api
 from engine.retrieval import Filters, Hit, SearchMode
 from indexer.database import Database, DatabaseError, open_database
 from indexer.embedder import load_embedding_model
@@ -72,6 +74,25 @@ def _parser() -> argparse.ArgumentParser:
     embed.add_argument("--drain", action="store_true", help="embed until the backlog is empty, then exit")
     embed.add_argument("--workers", type=int, help="worker threads (default: [embedding] workers)")
     embed.add_argument("--json", action="store_true", help="with --drain: print the report as JSON")
+
+    ask = sub.add_parser("ask", help="answer a question with verified, cited clauses")
+    ask.add_argument("question")
+    ask.add_argument("--budget", choices=["low", "mid", "high"], default="mid", help="verification effort")
+    ask.add_argument("--repo", action="append", help="only this repository (repeatable)")
+    ask.add_argument("--path-prefix", help="only documents whose path starts with this")
+    ask.add_argument("--json", action="store_true", help="print the answer as JSON")
+
+    for name, text in (
+        ("serve", "watch, embed and serve the HTTP API in one process"),
+        ("api", "serve the HTTP API alone (a stateless replica)"),
+    ):
+        server = sub.add_parser(name, help=text)
+        if name == "serve":
+            server.add_argument(
+                "paths", nargs="*", type=Path, help="repository folders (default: configured)"
+            )
+        server.add_argument("--host", help="listen address (default: [api] host)")
+        server.add_argument("--port", type=int, help="listen port (default: [api] port)")
     return parser
 
 
@@ -199,14 +220,23 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
 
 
-def _cmd_watch(args: argparse.Namespace, config: Config, database: Database) -> int:
+def _run_daemon(
+    args: argparse.Namespace, config: Config, database: Database, *, embed: bool, api: bool
+) -> int:
+    """The long-running process: the watcher, optionally the embedder and the API, one lifecycle."""
     repos = repositories_for(config, args.paths)
     shutdown = threading.Event()
     reconnector = Reconnector(database, shutdown)
     services: list[Service] = [watcher(config, reconnector, repos)]
-    if not args.no_embed:
+    if embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector)))
+    if api:
+        services.append(api_service(config, database, args.host, args.port))
     return run_services(services, database, Notifier.from_environment(), shutdown)
+
+
+def _cmd_watch(args: argparse.Namespace, config: Config, database: Database) -> int:
+    return _run_daemon(args, config, database, embed=not args.no_embed, api=False)
 
 
 def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> int:
@@ -240,7 +270,23 @@ def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> 
     return 0
 
 
+def _cmd_ask(args: argparse.Namespace, config: Config, database: Database) -> int:
+    filters = Filters(tuple(args.repo) if args.repo else None, args.path_prefix)
+    return ask(config, database, args.question, args.budget, filters, as_json=args.json)
+
+
+def _cmd_api(args: argparse.Namespace, config: Config, database: Database) -> int:
+    return serve_api(config, database, args.host, args.port)
+
+
+def _cmd_serve(args: argparse.Namespace, config: Config, database: Database) -> int:
+    return _run_daemon(args, config, database, embed=True, api=True)
+
+
 _COMMANDS = {
+    "ask": _cmd_ask,
+    "api": _cmd_api,
+    "serve": _cmd_serve,
     "index": _cmd_index,
     "search": _cmd_search,
     "status": _cmd_status,
@@ -257,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config)
         database = open_database(config.database_url, config.data_dir)
         return _COMMANDS[args.command](args, config, database)
-    except (ConfigError, DatabaseError) as exc:
+    except (ConfigError, DatabaseError, ApiKeyError) as exc:
         print(f"citeline: {exc}", file=sys.stderr)
         return 2
 

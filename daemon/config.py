@@ -101,6 +101,10 @@ class ApiConfig:
 
     host: str = "127.0.0.1"
     port: int = 8750
+    keys: tuple[str, ...] = ()
+    """Bearer keys, `TOKEN` or `TOKEN:repo1|repo2` (scoped); `CITELINE_API_KEYS` adds more."""
+    protect_probes: bool = False
+    """Whether /healthz, /readyz and /metrics need a key too (when keys are configured)."""
 
 
 @dataclass(frozen=True, slots=True)
