@@ -129,6 +129,9 @@ def test_bad_batch_size_is_refused(tmp_path: Path) -> None:
 
 # --- shipped weights -------------------------------------------------------------------------------------
 
+_SHIPPED = all((WEIGHTS_DIR / kind / "README.md").is_file() for kind in ("entailment", "relevance"))
+shipped = pytest.mark.skipif(not _SHIPPED, reason="engine/weights/ not trained and committed yet (issue 4)")
+
 
 @pytest.fixture(scope="module")
 def shipped_nli() -> EntailmentModel:
@@ -140,6 +143,7 @@ def shipped_rel() -> RelevanceModel:
     return load_relevance(device="cpu")
 
 
+@shipped
 def test_shipped_weights_are_small_and_offline_loadable() -> None:
     for kind in ("entailment", "relevance"):
         files = list((WEIGHTS_DIR / kind).iterdir())
@@ -147,6 +151,7 @@ def test_shipped_weights_are_small_and_offline_loadable() -> None:
         assert sum(f.stat().st_size for f in files) < 60 * 2**20
 
 
+@shipped
 def test_shipped_entailment_recognises_entailment(shipped_nli: EntailmentModel) -> None:
     got = shipped_nli.predict(
         [
@@ -159,6 +164,7 @@ def test_shipped_entailment_recognises_entailment(shipped_nli: EntailmentModel) 
         assert s.entailment + s.neutral + s.contradiction == pytest.approx(1.0)
 
 
+@shipped
 def test_shipped_entailment_detects_contradiction(shipped_nli: EntailmentModel) -> None:
     got = shipped_nli.predict(
         [
@@ -170,11 +176,13 @@ def test_shipped_entailment_detects_contradiction(shipped_nli: EntailmentModel) 
         assert s.contradiction > max(s.entailment, s.neutral)
 
 
+@shipped
 def test_shipped_entailment_calls_unsupported_claims_not_entailed(shipped_nli: EntailmentModel) -> None:
     (s,) = shipped_nli.predict([("A child is reading a book in a library.", "The child is reading a novel.")])
     assert s.entailment < 0.5
 
 
+@shipped
 def test_shipped_relevance_ranks_the_answering_passage_first(shipped_rel: RelevanceModel) -> None:
     cases = {
         "What is the capital of France?": [
