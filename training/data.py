@@ -146,9 +146,13 @@ def sample_groups(rows: list[T], group: Callable[[T], str], cap: int | None, see
     return out
 
 
-def select(rows: list[T], texts: Callable[[T], tuple[str, str]], banned: set[str]) -> list[T]:
-    """Drop rows sharing a (normalised) text with an evaluation set, then exact duplicates."""
-    seen: set[tuple[str, str]] = set()
+def select(
+    rows: list[T], texts: Callable[[T], tuple[str, str]], banned: set[str], seen: set[tuple[str, str]]
+) -> list[T]:
+    """Drop rows sharing a (normalised) text with an evaluation set, and pairs already in ``seen``.
+
+    ``seen`` is shared across the sources of one mix, so a pair present in two sets is trained on once.
+    """
     out = []
     for row in rows:
         a, b = texts(row)

@@ -88,8 +88,12 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
     return batches
 
 
-def _encode(tok: PreTrainedTokenizerBase, a: Sequence[str], b: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
-    return dict(tok(list(a), list(b), truncation=True, max_length=max_length, padding=True, return_tensors="pt"))
+def _encode(
+    tok: PreTrainedTokenizerBase, a: Sequence[str], b: Sequence[str], max_length: int
+) -> dict[str, torch.Tensor]:
+    return dict(
+        tok(list(a), list(b), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    )
 
 
 def train(
@@ -105,14 +109,20 @@ def train(
     torch.set_num_threads(cfg.threads)
     seed_all(cfg.seed)
     print("config", asdict(cfg), flush=True)
-    lengths = [len(ids) for ids in tok([p[0] for p in pairs], [p[1] for p in pairs], truncation=True,
-                                       max_length=cfg.max_length)["input_ids"]]
+    lengths = [
+        len(ids)
+        for ids in tok(
+            [p[0] for p in pairs], [p[1] for p in pairs], truncation=True, max_length=cfg.max_length
+        )["input_ids"]
+    ]
     batches = _batches(lengths, cfg.batch_size, random.Random(cfg.seed))
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
-         "weight_decay": cfg.weight_decay},
+        {
+            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
+            "weight_decay": cfg.weight_decay,
+        },
         {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
     ]
     optim = torch.optim.AdamW(groups, lr=cfg.lr)
@@ -136,8 +146,11 @@ def train(
             now = time.monotonic()
             rate = seen / (now - last)
             eta = (len(batches) - step) * cfg.batch_size / rate / 60
-            print(f"step {step}/{len(batches)} loss {running / since:.4f} {rate:.1f} pairs/s "
-                  f"elapsed {(now - start) / 60:.1f} min eta {eta:.1f} min", flush=True)
+            print(
+                f"step {step}/{len(batches)} loss {running / since:.4f} {rate:.1f} pairs/s "
+                f"elapsed {(now - start) / 60:.1f} min eta {eta:.1f} min",
+                flush=True,
+            )
             running, seen, since, last = 0.0, 0, 0, now
         if step in eval_at:
             model.eval()
@@ -148,7 +161,10 @@ def train(
 
 @torch.inference_mode()
 def predict_logits(
-    model: PreTrainedModel, tok: PreTrainedTokenizerBase, pairs: Sequence[tuple[str, str]], max_length: int,
+    model: PreTrainedModel,
+    tok: PreTrainedTokenizerBase,
+    pairs: Sequence[tuple[str, str]],
+    max_length: int,
     batch_size: int = 64,
 ) -> np.ndarray:
     """Logits for held-out pairs, in input order (sorted by length inside for speed)."""

@@ -9,7 +9,9 @@ import numpy as np
 __all__ = ["accuracy_f1", "mrr_at_k"]
 
 
-def accuracy_f1(gold: Sequence[str], pred: Sequence[str], classes: Sequence[str]) -> tuple[float, dict[str, float]]:
+def accuracy_f1(
+    gold: Sequence[str], pred: Sequence[str], classes: Sequence[str]
+) -> tuple[float, dict[str, float]]:
     """Accuracy and per-class F1 (F1 is 0 for a class never predicted nor present)."""
     g = np.asarray(gold)
     p = np.asarray(pred)
@@ -21,7 +23,9 @@ def accuracy_f1(gold: Sequence[str], pred: Sequence[str], classes: Sequence[str]
     return float(np.mean(g == p)), f1
 
 
-def mrr_at_k(groups: Sequence[Hashable], labels: Sequence[int], scores: Sequence[float], k: int = 10) -> tuple[float, int]:
+def mrr_at_k(
+    groups: Sequence[Hashable], labels: Sequence[int], scores: Sequence[float], k: int = 10
+) -> tuple[float, int]:
     """Mean reciprocal rank of the first relevant item within the top ``k`` of each group.
 
     Groups with no relevant or no irrelevant candidate are skipped (their rank says nothing about the model),

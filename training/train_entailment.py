@@ -22,7 +22,16 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel
 
-from training.data import NLI_LABELS, NliRow, Source, group_hash_split, load_nli, norm_key, sample_groups, select
+from training.data import (
+    NLI_LABELS,
+    NliRow,
+    Source,
+    group_hash_split,
+    load_nli,
+    norm_key,
+    sample_groups,
+    select,
+)
 from training.loop import TrainConfig, load_base, predict_logits, save_fp16, train
 from training.metrics import accuracy_f1
 
@@ -54,21 +63,31 @@ def _premise(row: NliRow) -> str:
     return norm_key(row.premise)
 
 
-def build(data: Path, seed: int, limit: int | None) -> tuple[list[NliRow], list[NliRow], dict[str, dict[str, int]]]:
+def build(
+    data: Path, seed: int, limit: int | None
+) -> tuple[list[NliRow], list[NliRow], dict[str, dict[str, int]]]:
     """Training rows (repeats expanded), validation rows, and per-source row counts for the model card."""
-    banned = {norm_key(t) for path in EVAL_ONLY for r in load_nli(data / path) for t in (r.premise, r.hypothesis)}
+    banned = {
+        norm_key(t) for path in EVAL_ONLY for r in load_nli(data / path) for t in (r.premise, r.hypothesis)
+    }
     train_rows: list[NliRow] = []
     val_rows: list[NliRow] = []
     counts: dict[str, dict[str, int]] = {}
+    seen: set[tuple[str, str]] = set()
     for src in MIX:
         raw = [r for r in load_nli(data / src.path) if r.label in NLI_LABELS]
-        kept = select(raw, lambda r: (r.premise, r.hypothesis), banned)
+        kept = select(raw, lambda r: (r.premise, r.hypothesis), banned, seen)
         fit, val = group_hash_split(kept, _premise, VAL_FRACTION, seed)
         fit = sample_groups(fit, _premise, src.cap if limit is None else min(src.cap or limit, limit), seed)
         train_rows.extend(fit * src.repeats)
         val_rows.extend(val if limit is None else val[: limit // 10])
-        counts[src.path] = {"rows": len(raw), "after_filter": len(kept), "train": len(fit),
-                            "repeats": src.repeats, "val": len(val)}
+        counts[src.path] = {
+            "rows": len(raw),
+            "after_filter": len(kept),
+            "train": len(fit),
+            "repeats": src.repeats,
+            "val": len(val),
+        }
         print(src.path, counts[src.path], flush=True)
     return train_rows, val_rows, counts
 
@@ -84,7 +103,10 @@ def main() -> None:
     cfg = TrainConfig(lr=5e-5, max_length=128, seed=args.seed, threads=args.threads)
     t0 = time.monotonic()
     rows, val, counts = build(args.data, args.seed, args.limit)
-    print(f"train rows (with repeats) {len(rows)} {Counter(r.label for r in rows)}; val rows {len(val)}", flush=True)
+    print(
+        f"train rows (with repeats) {len(rows)} {Counter(r.label for r in rows)}; val rows {len(val)}",
+        flush=True,
+    )
     model, tok = load_base(NLI_LABELS)
     val_pairs = [(r.premise, r.hypothesis) for r in val]
     result: dict[str, float] = {}
@@ -94,18 +116,33 @@ def main() -> None:
         names = [NLI_LABELS[i] for i in pred]
         acc, f1 = accuracy_f1([r.label for r in val], names, NLI_LABELS)
         result.update({"val_accuracy": acc, **{f"val_f1_{c}": v for c, v in f1.items()}})
-        per_src = {s: float(np.mean([n == r.label for n, r in zip(names, val, strict=True) if r.source == s]))
-                   for s in sorted({r.source for r in val})}
+        per_src = {
+            s: float(np.mean([n == r.label for n, r in zip(names, val, strict=True) if r.source == s]))
+            for s in sorted({r.source for r in val})
+        }
         result.update({f"val_accuracy:{s}": v for s, v in per_src.items()})
         return f"accuracy {acc:.4f} " + " ".join(f"{s.split('/', 1)[1]}={v:.3f}" for s, v in per_src.items())
 
     targets = torch.tensor([NLI_LABELS.index(r.label) for r in rows])
-    train(model, tok, [(r.premise, r.hypothesis) for r in rows], targets, torch.nn.functional.cross_entropy,
-          cfg, evaluate)
+    train(
+        model,
+        tok,
+        [(r.premise, r.hypothesis) for r in rows],
+        targets,
+        torch.nn.functional.cross_entropy,
+        cfg,
+        evaluate,
+    )
     save_fp16(model, tok, args.out, cfg.max_length)
-    summary = {"config": asdict(cfg), "sources": counts, "train_rows_with_repeats": len(rows),
-               "val_rows": len(val), "validation": result, "minutes": round((time.monotonic() - t0) / 60, 1),
-               "torch_threads": cfg.threads}
+    summary = {
+        "config": asdict(cfg),
+        "sources": counts,
+        "train_rows_with_repeats": len(rows),
+        "val_rows": len(val),
+        "validation": result,
+        "minutes": round((time.monotonic() - t0) / 60, 1),
+        "torch_threads": cfg.threads,
+    }
     (args.out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary["validation"], indent=1), flush=True)
 

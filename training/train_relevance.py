@@ -1,4 +1,4 @@
-"""Train citeline's relevance (reranking) cross-encoder from all-MiniLM-L6-v2 on CPU (about 40 min on 2 cores).
+"""Train citeline's relevance (reranking) cross-encoder from all-MiniLM-L6-v2 on CPU (~40 min, 2 cores).
 
 Why this mix: SQuAD-style sets give sentence-level answers with hard negatives from the same paragraph,
 Natural Questions gives paragraph-level answers with a BM25-top negative (citeline ranks chunks, so both
@@ -46,23 +46,34 @@ def _group(row: RelRow) -> str:
     return row.group
 
 
-def build(data: Path, seed: int, limit: int | None) -> tuple[list[RelRow], list[RelRow], dict[str, dict[str, int]]]:
+def build(
+    data: Path, seed: int, limit: int | None
+) -> tuple[list[RelRow], list[RelRow], dict[str, dict[str, int]]]:
     """Training rows, validation rows, and per-source row counts for the model card."""
-    banned = {norm_key(t) for path in EVAL_ONLY for r in load_relevance(data / path) for t in (r.query, r.passage)}
+    banned = {
+        norm_key(t) for path in EVAL_ONLY for r in load_relevance(data / path) for t in (r.query, r.passage)
+    }
     train_rows: list[RelRow] = []
     val_rows: list[RelRow] = []
     counts: dict[str, dict[str, int]] = {}
+    seen: set[tuple[str, str]] = set()
     for src in MIX:
         raw = load_relevance(data / src.path)
-        kept = select(raw, lambda r: (r.query, r.passage), banned)
+        kept = select(raw, lambda r: (r.query, r.passage), banned, seen)
         fit, val = group_hash_split(kept, _query, VAL_FRACTION, seed)
         fit = sample_groups(fit, _group, src.cap if limit is None else min(src.cap or limit, limit), seed)
         # validation keeps at most as many rows as 1/10 of the training cap: enough groups, little eval time
         val = sample_groups(val, _group, (src.cap or len(fit)) // 10 if limit is None else limit // 10, seed)
         train_rows.extend(fit * src.repeats)
         val_rows.extend(val)
-        counts[src.path] = {"rows": len(raw), "after_filter": len(kept), "train": len(fit),
-                            "positives": sum(r.label for r in fit), "repeats": src.repeats, "val": len(val)}
+        counts[src.path] = {
+            "rows": len(raw),
+            "after_filter": len(kept),
+            "train": len(fit),
+            "positives": sum(r.label for r in fit),
+            "repeats": src.repeats,
+            "val": len(val),
+        }
         print(src.path, counts[src.path], flush=True)
     return train_rows, val_rows, counts
 
@@ -86,11 +97,11 @@ def main() -> None:
     def evaluate(m: PreTrainedModel) -> str:
         scores = predict_logits(m, tok, val_pairs, cfg.max_length)[:, 0]
         parts = []
-        for name in sorted({r.source for r in val}) + ["all"]:
-            idx = [i for i, r in enumerate(val) if name in ("all", r.source)]
+        for name in [*sorted({r.source.split("/")[1] for r in val}), "all"]:
+            idx = [i for i, r in enumerate(val) if name in ("all", r.source.split("/")[1])]
             mrr, n = mrr_at_k([val[i].group for i in idx], [val[i].label for i in idx], scores[idx].tolist())
             result[f"val_mrr10:{name}"] = mrr
-            parts.append(f"{name.split('/', 1)[-1]}={mrr:.3f} ({n} q)")
+            parts.append(f"{name}={mrr:.3f} ({n} q)")
         return "MRR@10 " + " ".join(parts)
 
     targets = torch.tensor([float(r.label) for r in rows])
@@ -100,8 +111,14 @@ def main() -> None:
 
     train(model, tok, [(r.query, r.passage) for r in rows], targets, bce, cfg, evaluate)
     save_fp16(model, tok, args.out, cfg.max_length)
-    summary = {"config": asdict(cfg), "sources": counts, "train_rows": len(rows), "val_rows": len(val),
-               "validation": result, "minutes": round((time.monotonic() - t0) / 60, 1)}
+    summary = {
+        "config": asdict(cfg),
+        "sources": counts,
+        "train_rows": len(rows),
+        "val_rows": len(val),
+        "validation": result,
+        "minutes": round((time.monotonic() - t0) / 60, 1),
+    }
     (args.out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary["validation"], indent=1), flush=True)
 
