@@ -33,6 +33,7 @@ from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ModelMismatchError
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
+from indexer.store import RepositoryConflictError
 
 __all__ = ["main"]
 
@@ -303,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config)
         database = open_database(config.database_url, config.data_dir)
         return _COMMANDS[args.command](args, config, database)
-    except (ConfigError, DatabaseError, ApiKeyError) as exc:
+    except (ConfigError, DatabaseError, ApiKeyError, RepositoryConflictError) as exc:
         print(f"citeline: {exc}", file=sys.stderr)
         return 2
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from indexer.database import Connection
 from indexer.diff import StoredSentence, diff_sentences
@@ -17,6 +18,7 @@ from indexer.markdown import TextUnit
 
 __all__ = [
     "DocumentFile",
+    "RepositoryConflictError",
     "StoredDocument",
     "WriteResult",
     "delete_document",
@@ -55,15 +57,31 @@ class WriteResult:
     created: bool
 
 
+class RepositoryConflictError(ValueError):
+    """A repository name already belongs to another folder that still exists."""
+
+
 def ensure_repository(conn: Connection, name: str, root: str) -> int:
-    """The repository's id, creating or re-rooting it as needed."""
+    """The repository's id, creating it, or re-rooting it when its old folder is gone (it moved).
+
+    Two live folders under one name would be indexed as one repository, each walk deleting the other's
+    documents; that is refused with a message asking for a distinct name.
+    """
     with conn.transaction():
-        row = conn.execute(
-            "INSERT INTO repositories (name, root) VALUES (%s, %s)"
-            " ON CONFLICT (name) DO UPDATE SET root = EXCLUDED.root RETURNING id",
-            (name, root),
-        ).fetchone()
-    assert row is not None
+        row = conn.execute("SELECT id, root FROM repositories WHERE name = %s FOR UPDATE", (name,)).fetchone()
+        if row is None:
+            created = conn.execute(
+                "INSERT INTO repositories (name, root) VALUES (%s, %s) RETURNING id", (name, root)
+            ).fetchone()
+            assert created is not None
+            return int(created[0])
+        if row[1] != root:
+            if Path(row[1]).is_dir():
+                raise RepositoryConflictError(
+                    f"repository name {name!r} already names {row[1]}; give {root} another name"
+                    " ([[repositories]] name = ...)"
+                )
+            conn.execute("UPDATE repositories SET root = %s WHERE id = %s", (root, row[0]))
     return int(row[0])
 
 

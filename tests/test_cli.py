@@ -75,3 +75,24 @@ def test_unreachable_database_is_a_clear_error(
     monkeypatch.setenv("CITELINE_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none?connect_timeout=1")
     assert main(["status"]) == 2
     assert "does not answer" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("env")
+def test_two_live_folders_cannot_share_a_repository_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "a" / "docs", tmp_path / "b" / "docs"
+    for folder in (first, second):
+        folder.mkdir(parents=True)
+        (folder / "x.md").write_text(f"Unique sentence of {folder.parent.name}.\n")
+    assert main(["index", str(first)]) == 0
+    capsys.readouterr()
+    assert main(["index", str(second)]) == 2
+    assert "already names" in capsys.readouterr().err
+    assert main(["search", "unique sentence", "--lane", "lexical", "--json"]) == 0
+    assert [h["text"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["Unique sentence of a."]
+    first.rename(tmp_path / "a" / "old")
+    assert main(["index", str(second)]) == 0, "the old folder is gone: the name moves to the new one"
+    capsys.readouterr()
+    assert main(["search", "unique sentence", "--lane", "lexical", "--json"]) == 0
+    assert [h["text"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["Unique sentence of b."]
