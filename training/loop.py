@@ -104,8 +104,14 @@ def train(
     loss_fn: LossFn,
     cfg: TrainConfig,
     evaluate: EvalFn,
-) -> None:
-    """One pass over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times."""
+    checkpoint: Path | None = None,
+) -> float:
+    """One pass over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
+
+    With ``checkpoint``, state is saved there every 200 steps and a run restarted with the same arguments
+    resumes from it (batches are a function of the seed alone), because on a shared 2-core machine an
+    hours-long run can be interrupted. Returns the CPU minutes spent training, summed over resumes.
+    """
     torch.set_num_threads(cfg.threads)
     seed_all(cfg.seed)
     print("config", asdict(cfg), flush=True)
@@ -128,9 +134,21 @@ def train(
     optim = torch.optim.AdamW(groups, lr=cfg.lr)
     sched = get_linear_schedule_with_warmup(optim, math.ceil(cfg.warmup * len(batches)), len(batches))
     eval_at = {math.ceil(len(batches) * (k + 1) / cfg.evals) for k in range(cfg.evals)}
+    done, cpu_before = 0, 0.0
+    if checkpoint is not None and checkpoint.is_file():
+        state = torch.load(checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optim.load_state_dict(state["optim"])
+        sched.load_state_dict(state["sched"])
+        torch.set_rng_state(state["rng"])
+        done, cpu_before = state["step"], state["cpu_s"]
+        print(f"resumed from {checkpoint} at step {done}", flush=True)
     start = last = time.monotonic()
+    cpu0 = time.process_time()
     running, seen, since = 0.0, 0, 0
     for step, idx in enumerate(batches, 1):
+        if step <= done:
+            continue
         model.train()
         enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], cfg.max_length)
         loss = loss_fn(model(**enc).logits, targets[idx])
@@ -152,11 +170,27 @@ def train(
                 flush=True,
             )
             running, seen, since, last = 0.0, 0, 0, now
+        if checkpoint is not None and step % 200 == 0 and step < len(batches):
+            state = {
+                "model": model.state_dict(),
+                "optim": optim.state_dict(),
+                "sched": sched.state_dict(),
+                "rng": torch.get_rng_state(),
+                "step": step,
+                "cpu_s": cpu_before + time.process_time() - cpu0,
+            }
+            torch.save(state, checkpoint.with_suffix(".tmp"))
+            checkpoint.with_suffix(".tmp").replace(checkpoint)
         if step in eval_at:
             model.eval()
             print(f"eval @ step {step}: {evaluate(model)}", flush=True)
             last = time.monotonic()
-    print(f"trained in {(time.monotonic() - start) / 60:.1f} min", flush=True)
+    cpu_min = (cpu_before + time.process_time() - cpu0) / 60
+    print(
+        f"trained: {(time.monotonic() - start) / 60:.1f} min wall this session, {cpu_min:.1f} CPU min",
+        flush=True,
+    )
+    return cpu_min
 
 
 @torch.inference_mode()

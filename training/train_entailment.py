@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, help="rows per source, for a quick smoke run only")
+    ap.add_argument("--checkpoint", type=Path, help="resumable training state (not under --out: it is big)")
     args = ap.parse_args()
     cfg = TrainConfig(lr=5e-5, max_length=128, seed=args.seed, threads=args.threads)
     t0 = time.monotonic()
@@ -124,7 +125,7 @@ def main() -> None:
         return f"accuracy {acc:.4f} " + " ".join(f"{s.split('/', 1)[1]}={v:.3f}" for s, v in per_src.items())
 
     targets = torch.tensor([NLI_LABELS.index(r.label) for r in rows])
-    train(
+    cpu_min = train(
         model,
         tok,
         [(r.premise, r.hypothesis) for r in rows],
@@ -132,6 +133,7 @@ def main() -> None:
         torch.nn.functional.cross_entropy,
         cfg,
         evaluate,
+        args.checkpoint,
     )
     save_fp16(model, tok, args.out, cfg.max_length)
     summary = {
@@ -140,7 +142,8 @@ def main() -> None:
         "train_rows_with_repeats": len(rows),
         "val_rows": len(val),
         "validation": result,
-        "minutes": round((time.monotonic() - t0) / 60, 1),
+        "wall_minutes_last_session": round((time.monotonic() - t0) / 60, 1),
+        "train_cpu_minutes": round(cpu_min, 1),
         "torch_threads": cfg.threads,
     }
     (args.out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")

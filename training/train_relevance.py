@@ -85,6 +85,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, help="rows per source, for a quick smoke run only")
+    ap.add_argument("--checkpoint", type=Path, help="resumable training state (not under --out: it is big)")
     args = ap.parse_args()
     cfg = TrainConfig(lr=5e-5, max_length=256, seed=args.seed, threads=args.threads)
     t0 = time.monotonic()
@@ -109,7 +110,9 @@ def main() -> None:
     def bce(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
 
-    train(model, tok, [(r.query, r.passage) for r in rows], targets, bce, cfg, evaluate)
+    cpu_min = train(
+        model, tok, [(r.query, r.passage) for r in rows], targets, bce, cfg, evaluate, args.checkpoint
+    )
     save_fp16(model, tok, args.out, cfg.max_length)
     summary = {
         "config": asdict(cfg),
@@ -117,7 +120,8 @@ def main() -> None:
         "train_rows": len(rows),
         "val_rows": len(val),
         "validation": result,
-        "minutes": round((time.monotonic() - t0) / 60, 1),
+        "wall_minutes_last_session": round((time.monotonic() - t0) / 60, 1),
+        "train_cpu_minutes": round(cpu_min, 1),
     }
     (args.out / "training.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary["validation"], indent=1), flush=True)
