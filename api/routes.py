@@ -119,26 +119,7 @@ def search(
     return SearchOut(
         query=query,
         lane=lane.value,
-        hits=[
-            SearchHitOut(
-                sentence_id=h.sentence_id,
-                text=h.text,
-                repository=h.repository,
-                path=h.path,
-                line_start=h.line_start,
-                line_end=h.line_end,
-                heading=" > ".join(h.heading_path),
-                heading_path=list(h.heading_path),
-                score=h.score,
-                scores=h.scores,
-                document_id=h.document_id,
-                git_commit=h.git_commit,
-                embedded=h.embedded,
-                lanes=h.lanes,
-                lexical_stage=h.lexical_stage,
-            )
-            for h in hits
-        ],
+        hits=[SearchHitOut(**h.to_dict()) for h in hits],
     )
 
 

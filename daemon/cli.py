@@ -27,7 +27,7 @@ from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import embedder_builder, queue_options, watcher
 from daemon.serving import api_service, ask, serve_api
-from engine.retrieval import Filters, Hit, SearchMode
+from engine.retrieval import Filters, SearchMode
 from indexer.database import Database, DatabaseError, open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ModelMismatchError
@@ -150,25 +150,6 @@ def _heading(path: Sequence[str]) -> str:
     return " > ".join(path)
 
 
-def _hit_json(hit: Hit) -> dict[str, Any]:
-    return {
-        "sentence_id": hit.sentence_id,
-        "text": hit.text,
-        "repository": hit.repository,
-        "path": hit.path,
-        "line_start": hit.line_start,
-        "line_end": hit.line_end,
-        "heading": _heading(hit.heading_path),
-        "heading_path": list(hit.heading_path),
-        "git_commit": hit.git_commit,
-        "embedded": hit.embedded,
-        "lanes": hit.lanes,
-        "lexical_stage": hit.lexical_stage,
-        "score": hit.score,
-        "scores": hit.scores,
-    }
-
-
 def _cmd_search(args: argparse.Namespace, config: Config, database: Database) -> int:
     if not 1 <= args.k <= 1000:
         print("citeline search: -k must be between 1 and 1000", file=sys.stderr)
@@ -181,7 +162,7 @@ def _cmd_search(args: argparse.Namespace, config: Config, database: Database) ->
     finally:
         retriever.close()
     if args.json:
-        print(json.dumps({"hits": [_hit_json(h) for h in hits]}, ensure_ascii=False, indent=2))
+        print(json.dumps({"hits": [h.to_dict() for h in hits]}, ensure_ascii=False, indent=2))
         return 0
     if not hits:
         print("no matches")

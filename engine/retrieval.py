@@ -12,6 +12,7 @@ import enum
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from psycopg_pool import ConnectionPool
 
@@ -75,6 +76,26 @@ class Hit:
     lanes: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
     lexical_stage: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape of a hit, shared by `citeline search --json` and `GET /v1/search`."""
+        return {
+            "sentence_id": self.sentence_id,
+            "text": self.text,
+            "repository": self.repository,
+            "path": self.path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "heading": " > ".join(self.heading_path),
+            "heading_path": list(self.heading_path),
+            "score": self.score,
+            "scores": dict(self.scores),
+            "document_id": self.document_id,
+            "git_commit": self.git_commit,
+            "embedded": self.embedded,
+            "lanes": list(self.lanes),
+            "lexical_stage": self.lexical_stage,
+        }
 
     @property
     def score(self) -> float:
