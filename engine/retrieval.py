@@ -48,6 +48,8 @@ class RetrievalConfig:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     ef_search: int = 100
+    rerank_with_heading: bool = True
+    """Give the reranker "heading > path: sentence": a sentence alone often lacks its subject ("It ...")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,11 @@ def _hydrate(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Hit, bytes
         r[0]: (Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], r[9], r[10]), bytes(r[11]))
         for r in rows
     }
+
+
+def _rerank_text(hit: Hit, with_heading: bool) -> str:
+    heading = " > ".join(hit.heading_path)
+    return f"{heading}: {hit.text}" if with_heading and heading else hit.text
 
 
 class Retriever:
@@ -200,7 +207,8 @@ class Retriever:
         hits = [self._hit(f, details[f.sentence_id][0], stage_of, mode) for f in fused]
         if mode is SearchMode.HYBRID and self._reranker is not None and hits:
             head = hits[: config.rerank_candidates]
-            for hit, score in zip(head, self._reranker.score(query, [h.text for h in head]), strict=True):
+            passages = [_rerank_text(h, config.rerank_with_heading) for h in head]
+            for hit, score in zip(head, self._reranker.score(query, passages), strict=True):
                 hit.scores["rerank"] = float(score)
             head.sort(key=lambda h: -h.scores["rerank"])
             hits = head + hits[config.rerank_candidates :]
