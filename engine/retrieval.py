@@ -100,6 +100,12 @@ class Hit:
         }
 
     @property
+    def headed_text(self) -> str:
+        """ "heading > path: sentence", what a cross-encoder reads: the heading often names the subject."""
+        heading = " > ".join(self.heading_path)
+        return f"{heading}: {self.text}" if heading else self.text
+
+    @property
     def score(self) -> float:
         """The final stage's score: rerank, else fused, else the single lane's."""
         for name in ("rerank", "fused", "bm25", "vector"):
@@ -122,11 +128,6 @@ def _hydrate(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Hit, bytes
         r[0]: (Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], r[9], r[10]), bytes(r[11]))
         for r in rows
     }
-
-
-def _rerank_text(hit: Hit, with_heading: bool) -> str:
-    heading = " > ".join(hit.heading_path)
-    return f"{heading}: {hit.text}" if with_heading and heading else hit.text
 
 
 class Retriever:
@@ -207,7 +208,7 @@ class Retriever:
         hits = [self._hit(f, details[f.sentence_id][0], stage_of, mode) for f in fused]
         if mode is SearchMode.HYBRID and self._reranker is not None and hits:
             head = hits[: config.rerank_candidates]
-            passages = [_rerank_text(h, config.rerank_with_heading) for h in head]
+            passages = [h.headed_text if config.rerank_with_heading else h.text for h in head]
             for hit, score in zip(head, self._reranker.score(query, passages), strict=True):
                 hit.scores["rerank"] = float(score)
             head.sort(key=lambda h: -h.scores["rerank"])

@@ -183,7 +183,7 @@ class Verifier:
         if not hits:
             return {}
         if self._relevance is not None:
-            scores = self._relevance.score(question, [h.text for h in hits])
+            scores = self._relevance.score(question, [h.headed_text for h in hits])
         else:
             q = pool.vectors([question])[0]
             scores = [float(v @ q) for v in pool.hit_vectors(hits)]
