@@ -5,7 +5,7 @@ The lane tests use the real all-MiniLM-L6-v2 from its package and the real embed
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from engine.lexical_stages import (
     merge_stages,
     staged_lexical_search,
 )
-from engine.retrieval import Filters, Retriever, SearchMode
+from engine.retrieval import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
@@ -145,3 +145,45 @@ def test_filters_apply_to_both_lanes(
         hits = retriever.search("compiler stages", 20, mode=mode, filters=Filters(("beta",), "sub/"))
         assert hits, mode
         assert {(h.repository, h.path) for h in hits} == {("beta", "sub/g.md")}, mode
+
+
+class _RecordingReranker:
+    """A fake relevance model (the real one is exercised in test_crossencoders): it scores a passage by
+    how many times "Tests" (capitalised: only the heading has it) occurs, and records what it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.calls.append((query, list(passages)))
+        return [p.count("Tests") / 10 for p in passages]
+
+
+@pytest.mark.parametrize("with_heading", [True, False])
+def test_reranker_reorders_the_fused_head_and_reads_the_heading(
+    clean_database: Database, conn: Connection, repo_dir: Path, embedder: EmbeddingModel, with_heading: bool
+) -> None:
+    (repo_dir / "guide.md").write_text(GUIDE)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    EmbeddingWorker(conn, embedder).drain()
+    reranker = _RecordingReranker()
+    config = RetrievalConfig(rerank_candidates=3, rerank_with_heading=with_heading)
+    retriever = Retriever(clean_database, embedder, reranker, config)
+    try:
+        hits = retriever.search("compiler", 10)
+        lexical = retriever.search("compiler", 10, mode=SearchMode.LEXICAL)
+    finally:
+        retriever.close()
+    ((query, passages),) = reranker.calls  # the lexical-only search is never reranked
+    assert query == "compiler"
+    assert len(passages) == 3
+    assert all("rerank" in h.scores for h in hits[:3])
+    assert all("rerank" not in h.scores for h in hits[3:] + lexical)
+    assert [h.scores["rerank"] for h in hits[:3]] == sorted(
+        (h.scores["rerank"] for h in hits[:3]), reverse=True
+    )
+    headed = [p for p in passages if p.startswith("Bootstrapping > Tests: ")]
+    assert bool(headed) is with_heading
+    if with_heading:  # only the heading says "Tests": reading it moved that sentence up
+        assert hits[0].text.startswith("UI tests compare")
+        assert hits[0].scores["rerank"] > hits[1].scores["rerank"]
