@@ -196,7 +196,7 @@ def main() -> None:
             for label, file in (("onnxruntime fp32", fp32), ("onnxruntime int8 (dynamic)", int8)):
                 run = _ort_runner(file, tok, pairs, args.batch_size, max_length)
                 drift = np.abs(_probs(run()) - reference).max()
-                size = f"{file.stat().st_size / 2**20:.0f} MiB, max |prob diff| vs torch {drift:.4f}"
+                size = f"{file.stat().st_size / 2**20:.0f} MiB, max abs prob diff vs torch {drift:.4f}"
                 rows.append((label, _rate(run, len(pairs), args.seconds), size))
 
     base = rows[0][1]

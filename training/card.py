@@ -79,7 +79,8 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
         "",
         "## Training data",
         "",
-        f"{training['train_rows_with_repeats']:,} training pairs (repeats counted), "
+        f"{training.get('train_rows_with_repeats', training.get('train_rows', 0)):,} training pairs "
+        "(repeats counted), "
         f"{training['val_rows']:,} validation pairs held out by a seeded hash of the "
         f"{'premise' if kind == 'entailment' else 'query'} before sampling. Rows sharing a text with any "
         "evaluation set were dropped first.",
@@ -98,7 +99,8 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
     config = training["config"]
     lines += [f"- {k}: {v}" for k, v in config.items()]
     lines += [
-        f"- one epoch; CPU time {training['train_cpu_minutes']} min on {training['torch_threads']} threads",
+        f"- one epoch; {training['train_cpu_minutes']} CPU minutes over {config['threads']} threads, "
+        f"{training['wall_minutes_last_session']} minutes wall clock (data loading included)",
         "",
         "## Validation (held-out split of the training sources)",
         "",
