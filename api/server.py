@@ -22,6 +22,7 @@ from api.context import Answering
 from api.settings import ApiSettings
 from engine.controller import AnswerEngine, answer
 from engine.crossencoders import load_entailment, load_relevance
+from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.retrieval import RetrievalConfig, Retriever
 from indexer.database import Database
 from indexer.embedder import load_embedding_model
@@ -34,11 +35,13 @@ log = structlog.get_logger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ModelNames:
-    """Model names or paths; empty means the model shipped with citeline (the `[models]` section)."""
+    """Model names or paths; empty means the model shipped with citeline (the `[models]` section).
+    `llm` set means the LLM planner on that endpoint instead of the extractive one."""
 
     embedder: str = ""
     reranker: str = ""
     entailment: str = ""
+    llm: LLMConfig | None = None
 
 
 def _shipped_or_named(loader: Callable[[str | None], T], name: str, kind: str) -> T | None:
@@ -61,7 +64,10 @@ def build_engine(
     reranker = _shipped_or_named(load_relevance, models.reranker, "relevance")
     entailment = _shipped_or_named(load_entailment, models.entailment, "entailment")
     retriever = Retriever(database, embedder, reranker, retrieval)
-    engine = AnswerEngine(database, retriever, embedder, entailment=entailment, relevance=reranker)
+    planner = LLMPlanner(models.llm) if models.llm is not None else None
+    engine = AnswerEngine(
+        database, retriever, embedder, entailment=entailment, relevance=reranker, planner=planner
+    )
     return retriever, partial(answer, engine=engine)
 
 

@@ -29,6 +29,8 @@ __all__ = [
     "EmbeddingConfig",
     "IndexingConfig",
     "ModelsConfig",
+    "PlannerConfig",
+    "PlannerKind",
     "RepositoryConfig",
     "ThresholdsConfig",
     "WatchConfig",
@@ -66,6 +68,31 @@ class ModelsConfig:
     embedder: str = ""
     reranker: str = ""
     entailment: str = ""
+
+
+class PlannerKind(enum.Enum):
+    """Who proposes the clauses of an answer; either way the engine verifies every one."""
+
+    EXTRACTIVE = "extractive"
+    """Source sentences chosen for the question; no LLM, no network (the default)."""
+    LLM = "llm"
+    """An OpenAI-compatible chat-completions endpoint (`url`, `model`, `api_key`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannerConfig:
+    """The answer planner; `api_key` is best given as `CITELINE_PLANNER__API_KEY`, not in the file."""
+
+    kind: PlannerKind = PlannerKind.EXTRACTIVE
+    url: str = ""
+    """The API base, for example `http://localhost:11434/v1` (Ollama)."""
+    model: str = ""
+    api_key: str = ""
+    timeout_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.kind is PlannerKind.LLM and not (self.url and self.model):
+            raise ConfigError('planner: kind = "llm" needs both url and model')
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +150,7 @@ class Config:
     repositories: tuple[RepositoryConfig, ...] = ()
     indexing: IndexingConfig = field(default_factory=IndexingConfig)
     models: ModelsConfig = field(default_factory=ModelsConfig)
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     watch: WatchConfig = field(default_factory=WatchConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)

@@ -12,11 +12,12 @@ from typing import Any
 
 from api.server import ApiService, ModelNames, build_engine, run_api
 from api.settings import ApiSettings, keys_from_env, parse_keys
-from daemon.config import Config
+from daemon.config import Config, PlannerKind
+from engine.llm_planner import LLMConfig
 from engine.retrieval import Filters
 from indexer.database import Database
 
-__all__ = ["api_service", "ask", "serve_api"]
+__all__ = ["api_service", "ask", "models", "serve_api"]
 
 
 def _settings(config: Config, host: str | None, port: int | None) -> ApiSettings:
@@ -30,13 +31,20 @@ def _settings(config: Config, host: str | None, port: int | None) -> ApiSettings
     )
 
 
-def _models(config: Config) -> ModelNames:
-    return ModelNames(config.models.embedder, config.models.reranker, config.models.entailment)
+def models(config: Config) -> ModelNames:
+    """The models and planner a serving process loads, from `[models]` and `[planner]`."""
+    planner = config.planner
+    llm = (
+        LLMConfig(planner.url, planner.model, planner.api_key or None, planner.timeout_seconds)
+        if planner.kind is PlannerKind.LLM
+        else None
+    )
+    return ModelNames(config.models.embedder, config.models.reranker, config.models.entailment, llm)
 
 
 def serve_api(config: Config, database: Database, host: str | None, port: int | None) -> int:
     """`citeline api`: the API alone, a stateless replica, until SIGINT/SIGTERM."""
-    retriever, answering = build_engine(database, _models(config), config.retrieval)
+    retriever, answering = build_engine(database, models(config), config.retrieval)
     run_api(_settings(config, host, port), database, retriever=retriever, answering=answering)
     return 0
 
@@ -45,7 +53,7 @@ def api_service(config: Config, database: Database, host: str | None, port: int 
     """The API as one service of `citeline serve`, built on the daemon's loop once the models load."""
     return ApiService(
         _settings(config, host, port),
-        lambda: (database, *build_engine(database, _models(config), config.retrieval)),
+        lambda: (database, *build_engine(database, models(config), config.retrieval)),
     )
 
 
@@ -71,7 +79,7 @@ def ask(
     as_json: bool,
 ) -> int:
     """`citeline ask`: answer one question; exit 0 for an answer, 1 when insufficient or failed."""
-    retriever, answering = build_engine(database, _models(config), config.retrieval)
+    retriever, answering = build_engine(database, models(config), config.retrieval)
     try:
         result = answering(question, budget, filters).to_dict()
     finally:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, load_config
+from daemon.config import ConfigError, PlannerKind, load_config
+from daemon.serving import models as serving_models
 from indexer.markdown import CodeMode
 
 
@@ -78,3 +79,24 @@ def test_invalid_configuration_names_the_key(
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml", env={})
+
+
+def test_llm_planner_section_reaches_the_engine_settings(tmp_path: Path) -> None:
+    path = tmp_path / "citeline.toml"
+    path.write_text('[planner]\nkind = "llm"\nurl = "http://localhost:11434/v1"\nmodel = "qwen2.5"\n')
+    config = load_config(path, env={"CITELINE_PLANNER__API_KEY": "sk-test"})
+    assert config.planner.kind is PlannerKind.LLM
+    llm = serving_models(config).llm
+    assert llm is not None
+    assert (llm.url, llm.model, llm.api_key) == ("http://localhost:11434/v1", "qwen2.5", "sk-test")
+    assert serving_models(load_config(None, env={})).llm is None  # the extractive planner by default
+
+
+def test_llm_planner_needs_url_and_model(tmp_path: Path) -> None:
+    path = tmp_path / "citeline.toml"
+    path.write_text('[planner]\nkind = "llm"\nurl = "http://localhost:8000/v1"\n')
+    with pytest.raises(ConfigError, match="needs both url and model"):
+        load_config(path, env={})
+    path.write_text('[planner]\nkind = "oracle"\n')
+    with pytest.raises(ConfigError, match=r"planner\.kind"):
+        load_config(path, env={})
