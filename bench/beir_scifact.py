@@ -86,6 +86,7 @@ def main() -> None:
         if embedder is not None:
             modes += [("dense", plain, SearchMode.VECTOR), ("fused", plain, SearchMode.HYBRID)]
         if reranker is not None:
+            config = replace(config, rerank_candidates=32)
             bare = replace(config, rerank_with_heading=False)
             modes += [
                 ("fused + rerank", Retriever(database, embedder, reranker, config), SearchMode.HYBRID),

@@ -97,6 +97,8 @@ def main() -> None:
     parser.add_argument("--offset", type=int, default=0, help="skip the first N questions")
     parser.add_argument("--limit", type=int, default=None, help="only N questions")
     parser.add_argument("--budget", choices=[b.value for b in Budget], default="mid")
+    parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
+    parser.add_argument("--no-rerank", action="store_true", help="no relevance cross-encoder")
     args = parser.parse_args()
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
@@ -121,7 +123,8 @@ def main() -> None:
                     "SELECT s.id, s.text, d.path FROM sentences s JOIN documents d ON d.id = s.document_id"
                 ).fetchall()
             }
-        entailment, relevance = _optional_models()
+        entailment, relevance = (None, None) if args.no_models else _optional_models()
+        relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
         engine = AnswerEngine(
             database,
@@ -167,6 +170,7 @@ def main() -> None:
             totals["loop_both"].append(float(len(paragraphs) == len(gold)))
             totals["abstain"].append(float(result.status is not Status.ANSWER))
             totals["rounds"].append(float(len(result.trace)))
+            totals["conflicts"].append(float(any(c.conflicts_with for c in result.clauses)))
             for sid in dict.fromkeys(cited):
                 text, path = texts[sid]
                 totals["precision"].append(float(_is_gold(text, gold.get(titles[path], []))))
@@ -182,6 +186,7 @@ def main() -> None:
     print(f"both gold paragraphs in top 10 one-step {mean('one_both'):.3f}   loop {mean('loop_both'):.3f}")
     print(f"citation precision {mean('precision'):.3f} over {len(totals['precision'])} cited sentences")
     print(f"abstention rate {mean('abstain'):.3f}; mean rounds {mean('rounds'):.2f}")
+    print(f"answers with clauses marked as conflicting {mean('conflicts'):.3f}")
     for route, values in sorted(latency.items()):
         print(
             f"route {route:<7} n={len(values):<4} p50 {_pct(values, 0.5):7.1f} ms"

@@ -43,7 +43,10 @@ class RetrievalConfig:
 
     lexical_candidates: int = 64
     vector_candidates: int = 64
-    rerank_candidates: int = 32
+    rerank_candidates: int = 0
+    """How many fused hits the cross-encoder reorders; 0 (the default) leaves fusion's order. Measured: the
+    shipped reranker lowers SciFact nDCG@10 from 0.709 to 0.656 at 32 and costs ~450 ms, and it lowers the
+    HotpotQA loop's recall, so it is opt-in (32 is the usual setting for a stronger model)."""
     rrf_k: float = 60.0
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
@@ -206,7 +209,7 @@ class Retriever:
         identity = {sid: (hit.document_id, norm) for sid, (hit, norm) in details.items()}
         fused = [f for f in fuse(lanes, rrf_k=config.rrf_k, identity=identity) if f.sentence_id in details]
         hits = [self._hit(f, details[f.sentence_id][0], stage_of, mode) for f in fused]
-        if mode is SearchMode.HYBRID and self._reranker is not None and hits:
+        if mode is SearchMode.HYBRID and self._reranker is not None and hits and config.rerank_candidates > 0:
             head = hits[: config.rerank_candidates]
             passages = [h.headed_text if config.rerank_with_heading else h.text for h in head]
             for hit, score in zip(head, self._reranker.score(query, passages), strict=True):

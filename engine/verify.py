@@ -36,7 +36,7 @@ class VerifyConfig:
 
     threshold: float = 0.6
     entail_threshold: float = 0.5
-    contradiction_threshold: float = 0.6
+    contradiction_threshold: float = 0.85
     coverage_threshold: float = 0.8
     weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 1.0)
     """Similarity, relevance, entailment, coverage, non-contradiction."""
@@ -44,6 +44,9 @@ class VerifyConfig:
     contradiction_candidates: int = 3
     related_cosine: float = 0.45
     """Only evidence at least this close to a clause is checked for contradicting it."""
+    conflict_overlap: float = 0.7
+    """...and only when it shares this share of the clause's key terms: NLI models trained on captions call
+    two sentences about different subjects ("X is a 1998 film", "Y is a 2005 film") contradictory."""
     verbatim_shortcut: bool = True
     """A clause identical to its support is entailed without an NLI call (off on the high budget)."""
     stop_at_first_sufficient: bool = False
@@ -165,7 +168,9 @@ class Verifier:
             related = [
                 h
                 for h in ranked
-                if h.sentence_id not in cited and sims[h.sentence_id] >= config.related_cosine
+                if h.sentence_id not in cited
+                and sims[h.sentence_id] >= config.related_cosine
+                and self._same_subject(proposal.clause, h, pool)
             ]
             for hit in related[: config.contradiction_candidates]:
                 job.contra_pairs.append((len(pairs), Conflict(0.0, hit=hit)))
@@ -178,6 +183,10 @@ class Verifier:
         support_texts = list({h.sentence_id: h for j in jobs for h in j.candidates}.values())
         relevance = self._relevance_scores(question, support_texts, pool)
         return [self._decide(job, nli, relevance, pool) for job in jobs]
+
+    def _same_subject(self, clause: str, hit: Hit, pool: EvidencePool) -> bool:
+        """Whether a sentence shares enough of the clause's terms for a contradiction to mean anything."""
+        return coverage(clause, [pool.premise(hit)]) >= self._config.conflict_overlap
 
     def _relevance_scores(self, question: str, hits: list[Hit], pool: EvidencePool) -> dict[int, float]:
         if not hits:
@@ -241,6 +250,8 @@ class Verifier:
         for hit in job.candidates:  # a candidate that does not support the clause may contradict it
             pair = job.entail_pairs.get(hit.sentence_id)
             if pair is None or not nli or hit.sentence_id in cited:
+                continue
+            if not self._same_subject(proposal.clause, hit, pool):
                 continue
             if nli[pair].contradiction > contradiction.probability:
                 contradiction = Conflict(nli[pair].contradiction, hit=hit)
