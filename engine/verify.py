@@ -44,7 +44,7 @@ class VerifyConfig:
     contradiction_candidates: int = 3
     related_cosine: float = 0.45
     """Only evidence at least this close to a clause is checked for contradicting it."""
-    conflict_overlap: float = 0.7
+    conflict_overlap: float = 0.6
     """...and only when it shares this share of the clause's key terms: NLI models trained on captions call
     two sentences about different subjects ("X is a 1998 film", "Y is a 2005 film") contradictory."""
     verbatim_shortcut: bool = True

@@ -183,3 +183,16 @@ def test_shipped_nli_model_accepts_entailed_and_rejects_contradicted_clauses(
     )
     assert verdicts[0].accepted, verdicts[0].reason
     assert not verdicts[1].accepted
+
+
+def test_a_contradiction_about_another_subject_is_no_conflict(embedder: EmbeddingModel) -> None:
+    """NLI models trained on captions call "X is a 1998 film" and "Y is a 2005 film" contradictory; a
+    sentence that shares too few of the clause's terms cannot contradict it."""
+    clause = "The Acme bridge spans the Blue river near the old mill."
+    texts = [*SENTENCES, "The Zenith tunnel was dug under the harbour in 1950."]
+    nli = ScriptedNLI([("Zenith tunnel", clause, CONTRADICT)])
+    verdict = Verifier(nli, config=VerifyConfig(related_cosine=0.0)).verify(
+        "what does the bridge span", [Proposal(clause, support_ids=(2,))], _pool(embedder, texts)
+    )[0]
+    assert verdict.accepted, verdict.reason
+    assert verdict.verification.contradiction < 0.5
