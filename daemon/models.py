@@ -29,7 +29,9 @@ def load_reranker(config: Config) -> RelevanceModel | None:
 
 
 def build_retriever(config: Config, database: Database, mode: SearchMode = SearchMode.HYBRID) -> Retriever:
-    """A retriever with only the models `mode` needs: lexical search loads none."""
+    """A retriever with only the models `mode` needs: lexical search loads none, and the reranker is loaded
+    only when `[retrieval] rerank_candidates` asks for reranking."""
     embedder = load_embedding_model(config.models.embedder) if mode is not SearchMode.LEXICAL else None
-    reranker = load_reranker(config) if mode is SearchMode.HYBRID else None
+    reranks = mode is SearchMode.HYBRID and config.retrieval.rerank_candidates > 0
+    reranker = load_reranker(config) if reranks else None
     return Retriever(database, embedder, reranker, config.retrieval)

@@ -104,7 +104,8 @@ class Hit:
 
     @property
     def headed_text(self) -> str:
-        """ "heading > path: sentence", what a cross-encoder reads: the heading often names the subject."""
+        """The sentence after its heading path, what a cross-encoder reads: the heading often names the
+        subject that the sentence only calls "it"."""
         heading = " > ".join(self.heading_path)
         return f"{heading}: {self.text}" if heading else self.text
 
