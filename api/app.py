@@ -21,7 +21,7 @@ from api.problems import exception_handlers
 from api.routes import ROUTES
 from api.settings import ApiSettings
 from engine.retrieval import Retriever
-from indexer.database import Connection, Database
+from indexer.database import Connection, Database, configure_session
 
 __all__ = ["create_app"]
 
@@ -39,6 +39,7 @@ def create_app(
         min_size=1,
         max_size=settings.pool_size,
         kwargs={"autocommit": True, "connect_timeout": max(1, int(settings.database_timeout_seconds))},
+        configure=configure_session,
         open=False,
     )
     metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))

@@ -1,6 +1,7 @@
 """Retrieval quality and latency on BEIR SciFact: BM25, dense, fused, fused + rerank.
 
     python bench/beir_scifact.py ../shared/data/beir_scifact/qrels/train.tsv [--limit N] [--no-rerank]
+        [--workdir DIR]
 
 The corpus is written as Markdown (one document per abstract, its title as `# heading`), indexed, embedded
 with the default model, then every query of the qrels file is run in each mode. Sentence hits are mapped to
@@ -55,6 +56,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries")
     parser.add_argument("--no-rerank", action="store_true")
     parser.add_argument("--lexical-only", action="store_true", help="BM25 alone: no embedding, no models")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the corpus and database here; a second run reuses them (indexing is change-aware, so "
+        "nothing is re-embedded) instead of spending ~20 minutes embedding again",
+    )
     args = parser.parse_args()
     data = args.qrels.parent.parent
     relevant = _qrels(args.qrels)
@@ -64,12 +72,16 @@ def main() -> None:
         if q["_id"] in relevant
     }
     qids = sorted(queries, key=int)[: args.limit]
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(tmp) / "corpus"
-        corpus.mkdir()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.workdir or Path(scratch)
+        corpus = tmp / "corpus"
+        corpus.mkdir(parents=True, exist_ok=True)
         for doc in map(json.loads, (data / "corpus.jsonl").read_text().splitlines()):
-            (corpus / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
-        database = open_database(None, Path(tmp) / "db")
+            page = corpus / f"{doc['_id']}.md"
+            content = f"# {doc['title']}\n\n{doc['text']}\n"
+            if not page.exists() or page.read_text() != content:
+                page.write_text(content)
+        database = open_database(None, tmp / "db")
         embedder = None if args.lexical_only else load_embedding_model()
         with database.connect() as conn:
             started = time.perf_counter()

@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--budget", choices=[b.value for b in Budget], default="mid")
     parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
     parser.add_argument("--no-rerank", action="store_true", help="no relevance cross-encoder")
+    parser.add_argument(
+        "--dump", type=Path, default=None, help="write each question's citations as JSON lines"
+    )
     args = parser.parse_args()
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
@@ -136,6 +139,7 @@ def main() -> None:
         )
         engine.answer(questions[0]["question"], use_store=False)  # warm the models up
         totals: dict[str, list[float]] = defaultdict(list)
+        dumped = args.dump.open("w") if args.dump is not None else None
         latency: dict[str, list[float]] = defaultdict(list)
         for question in questions:
             gold: dict[str, list[str]] = defaultdict(list)
@@ -171,10 +175,24 @@ def main() -> None:
             totals["abstain"].append(float(result.status is not Status.ANSWER))
             totals["rounds"].append(float(len(result.trace)))
             totals["conflicts"].append(float(any(c.conflicts_with for c in result.clauses)))
+            marks = []
             for sid in dict.fromkeys(cited):
                 text, path = texts[sid]
-                totals["precision"].append(float(_is_gold(text, gold.get(titles[path], []))))
+                marks.append((titles[path], text, _is_gold(text, gold.get(titles[path], []))))
+                totals["precision"].append(float(marks[-1][2]))
+            if dumped is not None:
+                record = {
+                    "question": question["question"],
+                    "gold": gold,
+                    "route": result.route.value,
+                    "cited": marks,
+                    "notes": result.notes,
+                    "rounds": [t.to_dict() for t in result.trace],
+                }
+                dumped.write(json.dumps(record) + "\n")
         retriever.close()
+        if dumped is not None:
+            dumped.close()
 
     def mean(key: str) -> float:
         return sum(totals[key]) / len(totals[key]) if totals[key] else float("nan")

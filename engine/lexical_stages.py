@@ -126,7 +126,11 @@ def staged_lexical_search(
     repositories: Sequence[str] | None = None,
     path_prefix: str | None = None,
 ) -> StagedSearch:
-    """Run the stages in order until the grader is satisfied (at most three), then merge them."""
+    """Run the stages in order until the grader is satisfied (at most three), then merge them.
+
+    A stage whose variants change nothing (no correction found, no prefix widened) is not run: it would
+    only repeat the search before it, and on long queries with a rare unknown term that doubled the cost.
+    """
 
     def search(stage_terms: Sequence[str]) -> list[LexicalHit]:
         return bm25_search_terms(conn, stage_terms, k, repositories=repositories, path_prefix=path_prefix)
@@ -150,8 +154,10 @@ def staged_lexical_search(
                 result.hits = merge_stages(stages, k)
                 return result
         corrected = known | dict.fromkeys(result.corrections.values(), 1)
-        prefix = search(_prefix_terms(conn, typo_terms, corrected))
-        result.stages_run.append(LexicalStage.PREFIX)
-        stages.append([StagedHit(h, LexicalStage.PREFIX) for h in prefix])
+        widened = _prefix_terms(conn, typo_terms, corrected)
+        if len(widened) > len(typo_terms):  # nothing widened: the search would repeat the one before
+            prefix = search(widened)
+            result.stages_run.append(LexicalStage.PREFIX)
+            stages.append([StagedHit(h, LexicalStage.PREFIX) for h in prefix])
     result.hits = merge_stages(stages, k)
     return result

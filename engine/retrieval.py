@@ -20,7 +20,7 @@ from engine.crossencoders import RelevanceModel
 from engine.fusion import Fused, Lane, LaneResult, fuse
 from engine.lexical_stages import LexicalStage, StagedSearch, staged_lexical_search
 from engine.vector_lane import vector_search
-from indexer.database import Connection, Database
+from indexer.database import Connection, Database, configure_session
 from indexer.embedder import EmbeddingModel
 
 __all__ = ["Filters", "Hit", "RetrievalConfig", "Retriever", "SearchMode"]
@@ -152,7 +152,12 @@ class Retriever:
         self._embedder = embedder
         self._reranker = reranker
         self._pool = ConnectionPool(
-            database.url, min_size=2, max_size=max_connections, kwargs={"autocommit": True}, open=True
+            database.url,
+            min_size=2,
+            max_size=max_connections,
+            kwargs={"autocommit": True},
+            configure=configure_session,
+            open=True,
         )
         self._executor = ThreadPoolExecutor(max_workers=max_connections, thread_name_prefix="citeline-lane")
 

@@ -176,6 +176,8 @@ class Verifier:
                 job.contra_pairs.append((len(pairs), Conflict(0.0, hit=hit)))
                 pairs.append((pool.premise(hit), proposal.clause))
             for index, text in enumerate(accepted):
+                if coverage(proposal.clause, [text]) < config.conflict_overlap:
+                    continue  # an accepted clause about another subject cannot contradict this one
                 job.contra_pairs.append((len(pairs), Conflict(0.0, clause_index=index)))
                 pairs.append((text, proposal.clause))
             jobs.append(job)

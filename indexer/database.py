@@ -22,7 +22,7 @@ import structlog
 
 from indexer.schema import apply_migrations
 
-__all__ = ["Connection", "Database", "DatabaseError", "open_database"]
+__all__ = ["Connection", "Database", "DatabaseError", "configure_session", "open_database"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger(__name__)
@@ -30,6 +30,16 @@ log = structlog.get_logger(__name__)
 
 class DatabaseError(RuntimeError):
     """The database could not be reached or prepared; the message says which and where."""
+
+
+def configure_session(conn: Connection) -> None:
+    """Plan every statement for its own parameters; pools call this on each new connection.
+
+    psycopg prepares a statement after its fifth run, and PostgreSQL then switches to a generic plan. For
+    the search queries, whose optional filters are `param IS NULL OR ...`, the generic plan cannot drop the
+    filter, so the vector lane fell back to sorting every embedding: 70 ms instead of 2 ms at 50k sentences.
+    """
+    conn.execute("SET plan_cache_mode = force_custom_plan")
 
 
 @dataclass(slots=True)
@@ -47,9 +57,13 @@ class Database:
         transaction, so nothing would commit file by file.
         """
         try:
-            return psycopg.connect(self.url, autocommit=autocommit, connect_timeout=10)
+            conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=10)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"cannot connect to {self.describe()}: {exc}") from exc
+        configure_session(conn)
+        if not autocommit:
+            conn.commit()  # the SET opened a transaction; the caller starts with none
+        return conn
 
     @contextmanager
     def session(self) -> Iterator[Connection]:

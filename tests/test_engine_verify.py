@@ -121,6 +121,11 @@ def test_contradicting_an_accepted_clause_is_caught(embedder: EmbeddingModel) ->
     nli = ScriptedNLI([(accepted, clause, CONTRADICT)])
     verdict = Verifier(nli).verify("does the river flood", [Proposal(clause)], _pool(embedder), [accepted])[0]
     assert not verdict.accepted and verdict.conflict is not None and verdict.conflict.clause_index == 0
+    # An accepted clause about another subject is not asked: the NLI model would call it contradictory.
+    other = "The Zenith tunnel never opened."
+    nli = ScriptedNLI([(other, clause, CONTRADICT)])
+    verdict = Verifier(nli).verify("does the river flood", [Proposal(clause)], _pool(embedder), [other])[0]
+    assert verdict.accepted, verdict.reason
 
 
 def test_multi_reference_clause_needs_two_contributing_sources(embedder: EmbeddingModel) -> None:

@@ -96,6 +96,10 @@ def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo
     assert LexicalStage.PREFIX in prefix.stages_run
     assert prefix.hits and prefix.hits[0].stage is LexicalStage.PREFIX
     assert "bootstrap" in prefix.hits[0].hit.text.lower()
+    # An unknown term with no neighbour and no completion changes no variant: no repeated search.
+    hopeless = staged_lexical_search(conn, "memoizes qzxvwk", 5)
+    assert hopeless.stages_run == [LexicalStage.EXACT]
+    assert hopeless.hits[0].hit.text.startswith("The query system memoizes")
 
 
 @pytest.fixture(scope="module")
