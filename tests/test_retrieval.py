@@ -171,7 +171,7 @@ def test_reranker_reorders_the_fused_head_and_reads_the_heading(
     reconcile_repository(conn, Repository("docs", repo_dir))
     EmbeddingWorker(conn, embedder).drain()
     reranker = _RecordingReranker()
-    config = RetrievalConfig(rerank_candidates=3, rerank_with_heading=with_heading)
+    config = RetrievalConfig(rerank_candidates=3, rerank_with_heading=with_heading, rerank_weight=100.0)
     retriever = Retriever(clean_database, embedder, reranker, config)
     try:
         hits = retriever.search("compiler", 10)
@@ -191,3 +191,30 @@ def test_reranker_reorders_the_fused_head_and_reads_the_heading(
     if with_heading:  # only the heading says "Tests": reading it moved that sentence up
         assert hits[0].text.startswith("UI tests compare")
         assert hits[0].scores["rerank"] > hits[1].scores["rerank"]
+
+
+def test_reranked_order_is_fused_again_with_the_fused_order(
+    clean_database: Database, conn: Connection, repo_dir: Path, embedder: EmbeddingModel
+) -> None:
+    """With equal weights a sentence both rankings like beats one only the reranker likes."""
+    (repo_dir / "guide.md").write_text(GUIDE)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    EmbeddingWorker(conn, embedder).drain()
+    config = RetrievalConfig(rerank_candidates=4, rrf_k=1.0)
+    plain = Retriever(clean_database, embedder, None, config)
+    blended = Retriever(clean_database, embedder, _RecordingReranker(), config)
+    try:
+        fused = [h.sentence_id for h in plain.search("compiler", 10)]
+        hits = blended.search("compiler", 10)
+    finally:
+        plain.close()
+        blended.close()
+    head = hits[:4]
+    # ties in the reranker's score keep fusion's order
+    by_rerank = sorted(head, key=lambda h: (-h.scores["rerank"], fused.index(h.sentence_id)))
+    for hit in head:
+        expected = 1 / (1 + by_rerank.index(hit) + 1) + 1 / (1 + fused.index(hit.sentence_id) + 1)
+        assert hit.scores["final"] == pytest.approx(expected)
+        assert hit.score == hit.scores["final"]
+    assert [h.scores["final"] for h in head] == sorted((h.scores["final"] for h in head), reverse=True)
+    assert [h.sentence_id for h in hits[4:]] == fused[4:]
