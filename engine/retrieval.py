@@ -54,7 +54,9 @@ class RetrievalConfig:
     rrf_k: float = 60.0
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
-    ef_search: int = 100
+    ef_search: int = 400
+    """HNSW candidate list: on SciFact (50k sentences) 100 lost 0.016 nDCG@10 to exact search and 400 lost
+    none, at the same latency (the query embedding dominates)."""
     rerank_with_heading: bool = True
     """Give the reranker "heading > path: sentence": a sentence alone often lacks its subject ("It ...")."""
 

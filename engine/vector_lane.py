@@ -47,7 +47,7 @@ def vector_search(
     query_vector: npt.NDArray[np.float32],
     k: int,
     *,
-    ef_search: int = 100,
+    ef_search: int = 400,
     repositories: Sequence[str] | None = None,
     path_prefix: str | None = None,
 ) -> list[VectorHit]:
