@@ -73,7 +73,13 @@ def _budget_verify(config: VerifyConfig, budget: Budget) -> VerifyConfig:
     if budget is Budget.LOW:
         return replace(config, supports_per_clause=2, stop_at_first_sufficient=True)
     if budget is Budget.HIGH:
-        return replace(config, supports_per_clause=8, verbatim_shortcut=False, stop_at_first_sufficient=False)
+        return replace(
+            config,
+            supports_per_clause=8,
+            verbatim_shortcut=False,
+            stop_at_first_sufficient=False,
+            max_sources=3,
+        )
     return config
 
 

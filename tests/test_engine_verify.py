@@ -148,7 +148,8 @@ def test_composite_threshold_and_low_budget_first_sufficient(embedder: Embedding
     texts = [*SENTENCES, "In 1901 the city council opened the Acme bridge."]
     clause = "The council opened the Acme bridge in 1901."
     nli = ScriptedNLI([("1901", clause, ENTAIL)])
-    full = Verifier(nli).verify("when did the bridge open", [Proposal(clause)], _pool(embedder, texts))[0]
+    corroborated = Verifier(nli, config=VerifyConfig(max_sources=3))
+    full = corroborated.verify("when did the bridge open", [Proposal(clause)], _pool(embedder, texts))[0]
     assert full.accepted and len(full.supports) == 2
     assert full.confidence == pytest.approx(full.verification.composite)
     low = Verifier(nli, config=VerifyConfig(stop_at_first_sufficient=True))
@@ -201,3 +202,16 @@ def test_a_contradiction_about_another_subject_is_no_conflict(embedder: Embeddin
     )[0]
     assert verdict.accepted, verdict.reason
     assert verdict.verification.contradiction < 0.5
+
+
+def test_a_single_reference_clause_cites_its_strongest_source(embedder: EmbeddingModel) -> None:
+    """By default one source is cited: the one that entails the clause most strongly, not the first found."""
+    texts = [*SENTENCES, "In 1901 the city council opened the Acme bridge."]
+    clause = "The council opened the Acme bridge in 1901."
+    weaker = EntailmentScores(0.7, 0.2, 0.1)
+    nli = ScriptedNLI([("was opened in 1901", clause, weaker), ("In 1901 the city", clause, ENTAIL)])
+    verdict = Verifier(nli).verify(
+        "when did it open", [Proposal(clause, support_ids=(1,))], _pool(embedder, texts)
+    )[0]
+    assert verdict.accepted, verdict.reason
+    assert [h.text for h in verdict.supports] == [texts[4]]
