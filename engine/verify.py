@@ -22,7 +22,7 @@ from engine.answers import ReferenceNeed, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
-from engine.routing import content_terms
+from engine.routing import content_terms, entities
 from indexer.hashing import normalize_sentence
 
 __all__ = ["Conflict", "Proposal", "Verdict", "Verifier", "VerifyConfig", "coverage"]
@@ -173,13 +173,13 @@ class Verifier:
                 for h in ranked
                 if h.sentence_id not in cited
                 and sims[h.sentence_id] >= config.related_cosine
-                and self._same_subject(proposal.clause, h, pool)
+                and self._same_subject(proposal.clause, pool.premise(h))
             ]
             for hit in related[: config.contradiction_candidates]:
                 job.contra_pairs.append((len(pairs), Conflict(0.0, hit=hit)))
                 pairs.append((pool.premise(hit), proposal.clause))
             for index, text in enumerate(accepted):
-                if coverage(proposal.clause, [text]) < config.conflict_overlap:
+                if not self._same_subject(proposal.clause, text):
                     continue  # an accepted clause about another subject cannot contradict this one
                 job.contra_pairs.append((len(pairs), Conflict(0.0, clause_index=index)))
                 pairs.append((text, proposal.clause))
@@ -189,9 +189,16 @@ class Verifier:
         relevance = self._relevance_scores(question, support_texts, pool)
         return [self._decide(job, nli, relevance, pool) for job in jobs]
 
-    def _same_subject(self, clause: str, hit: Hit, pool: EvidencePool) -> bool:
-        """Whether a sentence shares enough of the clause's terms for a contradiction to mean anything."""
-        return coverage(clause, [pool.premise(hit)]) >= self._config.conflict_overlap
+    def _same_subject(self, clause: str, text: str) -> bool:
+        """Whether `text` is about the clause's subject, so that a contradiction can mean anything: it
+        names the clause's first entity (when it has one) and shares enough of its terms. Two sentences on
+        two tugboats share most words ("X is a historic tugboat located at ...") and nothing else."""
+        subject = next(iter(entities(clause)), None)
+        if subject is not None:
+            words = set(content_terms(text))
+            if not all(w in words for w in content_terms(subject)):
+                return False
+        return coverage(clause, [text]) >= self._config.conflict_overlap
 
     def _relevance_scores(self, question: str, hits: list[Hit], pool: EvidencePool) -> dict[int, float]:
         if not hits:
@@ -257,7 +264,7 @@ class Verifier:
             pair = job.entail_pairs.get(hit.sentence_id)
             if pair is None or not nli or hit.sentence_id in cited:
                 continue
-            if not self._same_subject(proposal.clause, hit, pool):
+            if not self._same_subject(proposal.clause, pool.premise(hit)):
                 continue
             if nli[pair].contradiction > contradiction.probability:
                 contradiction = Conflict(nli[pair].contradiction, hit=hit)

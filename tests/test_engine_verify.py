@@ -202,6 +202,16 @@ def test_a_contradiction_about_another_subject_is_no_conflict(embedder: Embeddin
     )[0]
     assert verdict.accepted, verdict.reason
     assert verdict.verification.contradiction < 0.5
+    # Most words shared, but another subject: the rival does not name the clause's first entity.
+    tugboat = "Catawissa is a historic tugboat located at Waterford in Saratoga County, New York."
+    rival = "Whittelsey is a historic tugboat located at Kingston in Ulster County, New York."
+    assert coverage(tugboat, [rival]) >= VerifyConfig().conflict_overlap
+    nli = ScriptedNLI([(rival, tugboat, CONTRADICT)])
+    verdict = Verifier(nli, config=VerifyConfig(related_cosine=0.0)).verify(
+        "where is the Catawissa", [Proposal(tugboat)], _pool(embedder, [tugboat, rival]), [rival]
+    )[0]
+    assert verdict.accepted, verdict.reason
+    assert verdict.verification.contradiction < 0.5
 
 
 def test_a_single_reference_clause_cites_its_strongest_source(embedder: EmbeddingModel) -> None:
