@@ -188,6 +188,8 @@ def main() -> None:
                     "cited": marks,
                     "notes": result.notes,
                     "rounds": [t.to_dict() for t in result.trace],
+                    "one_step": [[titles[texts[i][1]], texts[i][0]] for i in one_step],
+                    "loop": [[titles[texts[i][1]], texts[i][0]] for i in loop],
                 }
                 dumped.write(json.dumps(record) + "\n")
         retriever.close()
