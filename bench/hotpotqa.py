@@ -186,6 +186,7 @@ def main() -> None:
                     "gold": gold,
                     "route": result.route.value,
                     "cited": marks,
+                    "clauses": [c.to_dict() for c in result.clauses],
                     "notes": result.notes,
                     "rounds": [t.to_dict() for t in result.trace],
                     "one_step": [[titles[texts[i][1]], texts[i][0]] for i in one_step],

@@ -51,6 +51,11 @@ class VerifyConfig:
     """A clause identical to its support is entailed without an NLI call (off on the high budget)."""
     stop_at_first_sufficient: bool = False
     """Keep only the first supports that meet the need (the low budget)."""
+    min_relevance: float = 0.2
+    """A clause whose best source the relevance model scores below this for the question is not emitted,
+    however well its sources entail it: a true sentence that does not bear on the question is no answer.
+    On HotpotQA it lifted citation precision from 0.667 to 0.714 (questions 0-30, where it was chosen) and
+    from 0.688 to 0.742 (30-70). Without the model nothing gates here: a cosine is too weak a signal."""
     max_sources: int = 1
     """Sources cited for a single-reference clause, strongest entailment first. Corroborating sources are
     where a small NLI model errs: on HotpotQA only 5 of 21 extra sources were supporting facts."""
@@ -289,6 +294,9 @@ class Verifier:
             return Verdict(
                 proposal, False, reason, supports, verification, verification.composite, contradiction
             )
+        if self._relevance is not None and max(rels) < config.min_relevance:
+            reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
+            return Verdict(proposal, False, reason)
         if verification.composite < config.threshold:
             return Verdict(
                 proposal, False, f"composite {verification.composite:.2f} below {config.threshold}"

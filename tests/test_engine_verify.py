@@ -225,3 +225,25 @@ def test_a_single_reference_clause_cites_its_strongest_source(embedder: Embeddin
     )[0]
     assert verdict.accepted, verdict.reason
     assert [h.text for h in verdict.supports] == [texts[4]]
+
+
+class _FixedRelevance:
+    """A fake relevance model: one score for every passage (the real one is tested in test_crossencoders)."""
+
+    def __init__(self, score: float) -> None:
+        self.value = score
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        return [self.value for _ in passages]
+
+
+def test_a_clause_whose_sources_do_not_bear_on_the_question_is_not_emitted(embedder: EmbeddingModel) -> None:
+    proposal = Proposal(SENTENCES[3], support_ids=(4,))
+    low = Verifier(ScriptedNLI(), _FixedRelevance(0.1)).verify(
+        "why does bread rise", [proposal], _pool(embedder)
+    )
+    assert not low[0].accepted and "bear on the question" in low[0].reason
+    high = Verifier(ScriptedNLI(), _FixedRelevance(0.9)).verify(
+        "why does bread rise", [proposal], _pool(embedder)
+    )
+    assert high[0].accepted, high[0].reason
