@@ -186,8 +186,13 @@ class ExtractivePlanner:
         held = [state.pool.hits[i] for f in state.accepted for i in f.source_ids if i in state.pool.hits]
         known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
         known_stems = {_stem(t) for t in content_terms(known)}
+        # A compared entity is covered by a document about it, not by a mention in another one ("Annie
+        # Morton ... worked with Terry Richardson" says nothing of his age); other entities by all their
+        # words.
+        about = [" ".join(h.heading_path) for h in [*held, *chosen]] if state.shape.comparison else [known]
+        about_stems = {_stem(t) for t in content_terms(" ".join(about))}
         uncovered_entities = [
-            e for e in state.shape.entities if not any(_stem(w) in known_stems for w in content_terms(e))
+            e for e in state.shape.entities if not all(_stem(w) in about_stems for w in content_terms(e))
         ]
         uncovered_terms = [t for t in content_terms(question) if _stem(t) not in known_stems]
         bridge: list[str] = []
