@@ -150,15 +150,18 @@ class ExtractivePlanner:
         )
         ordered = list({h.sentence_id: h for h in latest + rest}.values())
         targets = self._targets(state)
+        asked = {_stem(t) for t in content_terms(state.question)}
 
         def score(item: tuple[int, Hit]) -> float:
             """Target terms mentioned, the search's own rank, and two document priors: a sentence under
-            a heading naming a target is about it, and a section's lead sentences define its subject."""
+            a heading made of target or question terms is about it ("Terry Richardson" more than "Kenton
+            Richardson" for a question on Terry Richardson), and a section's lead sentences define its
+            subject."""
             rank, hit = item
             words = {_stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
             overlap = len(targets & words) / len(targets) if targets else 0.0
             heading = {_stem(t) for t in content_terms(" ".join(hit.heading_path))}
-            about = 0.3 if heading and heading & targets else 0.0
+            about = 0.6 * len(heading & (targets | asked)) / len(heading) if heading else 0.0
             return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal)
 
         ranked = [h for _, h in sorted(enumerate(ordered), key=lambda item: -score(item))]
