@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 import numpy as np
 
@@ -122,6 +123,8 @@ class _Job:
     joint_pair: int | None = None
     contra_pairs: list[tuple[int, Conflict]] = field(default_factory=list)
     accepted: list[str] = field(default_factory=list)
+    subject: tuple[str, ...] = ()
+    """The terms of the clause's first entity, which a rival must name to contradict it."""
 
 
 class Verifier:
@@ -165,6 +168,7 @@ class Verifier:
             candidates = list({h.sentence_id: h for h in chosen + ranked}.values())[:limit]
             job = _Job(proposal, candidates if proposal.need is not ReferenceNeed.NONE else [], sims)
             job.accepted = list(accepted)
+            job.subject = tuple(content_terms(next(iter(entities(proposal.clause)), "")))
             for hit in job.candidates:
                 if not (config.verbatim_shortcut and _same(hit.text, proposal.clause)):
                     job.entail_pairs[hit.sentence_id] = len(pairs)
@@ -174,18 +178,18 @@ class Verifier:
                 job.joint_pair = len(pairs)
                 pairs.append((joint, proposal.clause))
             cited = {h.sentence_id for h in job.candidates}
-            related = [
+            related = (
                 h
                 for h in ranked
                 if h.sentence_id not in cited
                 and sims[h.sentence_id] >= config.related_cosine
-                and self._same_subject(proposal.clause, pool.premise(h))
-            ]
-            for hit in related[: config.contradiction_candidates]:
+                and self._same_subject(job, pool.premise(h))
+            )
+            for hit in islice(related, config.contradiction_candidates):
                 job.contra_pairs.append((len(pairs), Conflict(0.0, hit=hit)))
                 pairs.append((pool.premise(hit), proposal.clause))
             for index, text in enumerate(accepted):
-                if not self._same_subject(proposal.clause, text):
+                if not self._same_subject(job, text):
                     continue  # an accepted clause about another subject cannot contradict this one
                 job.contra_pairs.append((len(pairs), Conflict(0.0, clause_index=index)))
                 pairs.append((text, proposal.clause))
@@ -195,16 +199,13 @@ class Verifier:
         relevance = self._relevance_scores(question, support_texts, pool)
         return [self._decide(job, nli, relevance, pool) for job in jobs]
 
-    def _same_subject(self, clause: str, text: str) -> bool:
+    def _same_subject(self, job: _Job, text: str) -> bool:
         """Whether `text` is about the clause's subject, so that a contradiction can mean anything: it
         names the clause's first entity (when it has one) and shares enough of its terms. Two sentences on
         two tugboats share most words ("X is a historic tugboat located at ...") and nothing else."""
-        subject = next(iter(entities(clause)), None)
-        if subject is not None:
-            words = set(content_terms(text))
-            if not all(w in words for w in content_terms(subject)):
-                return False
-        return coverage(clause, [text]) >= self._config.conflict_overlap
+        if job.subject and not set(job.subject) <= set(content_terms(text)):
+            return False
+        return coverage(job.proposal.clause, [text]) >= self._config.conflict_overlap
 
     def _relevance_scores(self, question: str, hits: list[Hit], pool: EvidencePool) -> dict[int, float]:
         if not hits:
@@ -270,7 +271,7 @@ class Verifier:
             pair = job.entail_pairs.get(hit.sentence_id)
             if pair is None or not nli or hit.sentence_id in cited:
                 continue
-            if not self._same_subject(proposal.clause, pool.premise(hit)):
+            if not self._same_subject(job, pool.premise(hit)):
                 continue
             if nli[pair].contradiction > contradiction.probability:
                 contradiction = Conflict(nli[pair].contradiction, hit=hit)
