@@ -8,6 +8,7 @@ emitted unverified, and no search is run twice. The default planner is extractiv
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -19,6 +20,7 @@ from engine.routing import QuestionShape, content_terms, entities
 from engine.verify import Proposal
 
 __all__ = [
+    "OPEN_TERMS_SHARE",
     "ExtractivePlanner",
     "FailedSearch",
     "Finding",
@@ -27,6 +29,10 @@ __all__ = [
     "PlannerError",
     "PlannerState",
 ]
+
+
+OPEN_TERMS_SHARE = 1 / 3
+"""A one-hop answer whose findings leave this share of the question's terms unmentioned is not complete."""
 
 
 class PlannerError(RuntimeError):
@@ -71,9 +77,26 @@ class PlannerState:
         """Paths the accepted findings cite."""
         return {p for f in self.accepted for p in f.paths}
 
-    def coverage_met(self) -> bool:
-        """The accepted findings draw on as many documents as the question's shape asks for."""
-        return len(self.covered_documents()) >= self.shape.hops
+    def coverage_met(self, planned: Sequence[Hit] = ()) -> bool:
+        """The accepted findings (and `planned`) draw on as many documents as the question's shape asks for.
+
+        A single-hop question whose findings leave a third or more of its terms unmentioned gets a second
+        document: "what type of forum did a former Soviet statesman initiate" is not answered by the
+        sentence that names the statesman, and one hop is only what its shape suggested.
+        """
+        covered = self.covered_documents() | {h.path for h in planned}
+        if len(covered) < self.shape.hops:
+            return False
+        if len(covered) >= 2:
+            return True
+        asked = {_stem(t) for t in content_terms(self.question)}
+        texts = [" ".join((*h.heading_path, h.text)) for h in [*self.held(), *planned]]
+        known = {_stem(t) for t in content_terms(" ".join(texts))}
+        return not asked or len(asked - known) / len(asked) < OPEN_TERMS_SHARE
+
+    def held(self) -> list[Hit]:
+        """The evidence the accepted findings cite."""
+        return [self.pool.hits[i] for f in self.accepted for i in f.source_ids if i in self.pool.hits]
 
     def is_new_query(self, query: str) -> bool:
         """Not run before and not a recorded failure (compared case- and space-insensitively)."""
@@ -124,8 +147,7 @@ class ExtractivePlanner:
         """Propose the next sentence(s) and, unless final, the next subquery."""
         chosen = self._choose(state)
         proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,)) for h in chosen]
-        covered = state.covered_documents() | {h.path for h in chosen}
-        done = final or len(covered) >= state.shape.hops or not chosen
+        done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)
         query = self._next_query(state, chosen)
@@ -150,19 +172,24 @@ class ExtractivePlanner:
         )
         ordered = list({h.sentence_id: h for h in latest + rest}.values())
         targets = self._targets(state)
-        asked = {_stem(t) for t in content_terms(state.question)}
+        # Before the first finding a heading made of question terms marks the document; after it, only one
+        # made of what is still sought does, or the first hop's document would win the second hop too.
+        about_terms = targets if state.accepted else {_stem(t) for t in content_terms(state.question)}
+        measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
 
         def score(item: tuple[int, Hit]) -> float:
             """Target terms mentioned, the search's own rank, and two document priors: a sentence under
             a heading made of target or question terms is about it ("Terry Richardson" more than "Kenton
             Richardson" for a question on Terry Richardson), and a section's lead sentences define its
-            subject."""
+            subject. A comparison of quantities ("who is younger", "which is taller") is settled by
+            sentences that state a figure or a date."""
             rank, hit = item
             words = {_stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
             overlap = len(targets & words) / len(targets) if targets else 0.0
             heading = {_stem(t) for t in content_terms(" ".join(hit.heading_path))}
-            about = 0.6 * len(heading & (targets | asked)) / len(heading) if heading else 0.0
-            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal)
+            about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
+            figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
+            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure
 
         ranked = [h for _, h in sorted(enumerate(ordered), key=lambda item: -score(item))]
         fresh = [h for h in ranked if h.path not in covered]
@@ -177,16 +204,20 @@ class ExtractivePlanner:
     @staticmethod
     def _targets(state: PlannerState) -> set[str]:
         """Stems a next sentence should mention: question terms not yet covered, and the bridge entities."""
-        held = [state.pool.hits[i] for f in state.accepted for i in f.source_ids if i in state.pool.hits]
+        held = state.held()
         known = {_stem(t) for h in held for t in content_terms(" ".join((*h.heading_path, h.text)))}
         question = {_stem(t) for t in content_terms(state.question)}
+        if not held:
+            return question
+        if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
+            return question - known
         bridge = {_stem(t) for h in held for e in entities(h.text) for t in content_terms(e)} - question
-        return (question - known) | bridge if held else question
+        return (question - known) | bridge
 
     def _next_query(self, state: PlannerState, chosen: Sequence[Hit]) -> str:
         """Uncovered question entities and terms, plus (for a bridge) the chosen evidence's new entities."""
         question = state.question
-        held = [state.pool.hits[i] for f in state.accepted for i in f.source_ids if i in state.pool.hits]
+        held = state.held()
         known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
         known_stems = {_stem(t) for t in content_terms(known)}
         # A compared entity is covered by a document about it, not by a mention in another one ("Annie
@@ -214,6 +245,14 @@ class ExtractivePlanner:
             if query.strip() and state.is_new_query(query):
                 return query.strip()
         return ""
+
+
+_QUANTITY = re.compile(
+    r"\b(older|younger|earlier|later|first|last|taller|higher|lower|longer|shorter|larger|bigger|smaller"
+    r"|more|fewer|less|born|founded|established|oldest|youngest|tallest|highest|largest|most)\b",
+    re.IGNORECASE,
+)
+_DIGIT = re.compile(r"\d")
 
 
 def _stem(word: str) -> str:

@@ -22,7 +22,8 @@ _ENTITY = re.compile(
     r"(?:\"[^\"]+\"|“[^”]+”|(?:[A-Z0-9][\w'’\-.]*)(?:\s+(?:of|the|de|&)?\s*[A-Z0-9][\w'’\-.]*)*)"
 )
 _COMPARISON = re.compile(
-    r"\b(which|who|what)\b.*\b(or)\b|\bboth\b|\beither\b|\bneither\b|\bsame\b|\bcompared?\b|\bdiffer"
+    r"\b(which|who|what)\b.*\b(or)\b|^\s*(is|are|was|were|do|does|did|has|have)\b.+\bor\b"
+    r"|\bboth\b|\beither\b|\bneither\b|\bsame\b|\bcompared?\b|\bdiffer"
     r"|\b\w+er than\b|\bmore\b|\bless\b|\bfewer\b"
     r"|\b(older|younger|earlier|later|first|longer|shorter|taller)\b",
     re.IGNORECASE,

@@ -23,6 +23,8 @@ def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
         ("Are Joe Walsh and Chester Bennington both guitarists?", True, False),
         ("What game did the team that won 11 games play in?", False, True),
         ("When was the pianist who recorded Live at the Manne-Hole born?", False, True),
+        ("Is Muskegon County Airport or John Wayne Airport further west?", True, False),
+        ("Is the bridge open on Sundays?", False, False),
         ("why does bread dough rise", False, False),
     ],
 )

@@ -1,0 +1,86 @@
+"""The extractive planner's choices and the loop's notion of a complete answer, on hand-made evidence.
+
+No database and no models: the planner reads only the loop state, so each rule is checked on a pool of hits
+built here, with the search ranks given by their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.evidence import EvidencePool
+from engine.planners import ExtractivePlanner, Finding, PlannerState
+from engine.retrieval import Hit
+from engine.routing import shape
+
+
+def _hit(sentence_id: int, heading: str, text: str, ordinal: int = 1) -> Hit:
+    path = heading.lower().replace(" ", "-") + ".md"
+    return Hit(sentence_id, text, "docs", path, 1, 1, (heading,), sentence_id, ordinal, None, True)
+
+
+def _state(question: str, accepted: Sequence[Hit], latest: Sequence[Hit]) -> PlannerState:
+    pool = EvidencePool(None)
+    pool.add([*accepted, *latest], 1, 100)
+    state = PlannerState(question, shape(question), pool, round=2)
+    state.accepted = [Finding(h.text, (h.sentence_id,), (h.path,), 1) for h in accepted]
+    state.latest = list(latest)
+    return state
+
+
+def _pick(state: PlannerState) -> Hit:
+    plan = ExtractivePlanner().plan(state, final=False)
+    assert len(plan.proposals) == 1
+    (sentence_id,) = plan.proposals[0].support_ids
+    return state.pool.hits[sentence_id]
+
+
+def test_a_one_hop_answer_that_leaves_the_question_open_is_not_complete() -> None:
+    question = "What type of forum did a former Soviet statesman initiate?"
+    statesman = _hit(1, "Mikhail Gorbachev", "Mikhail Gorbachev is a former Soviet statesman.")
+    forum = _hit(2, "World Summit", "The World Summit was initiated by Mikhail Gorbachev as a forum.")
+    assert shape(question).hops == 1
+    assert not _state(question, [statesman], []).coverage_met()
+    assert _state(question, [statesman, forum], []).coverage_met()
+    # A sentence that answers every term completes a one-hop question on its own.
+    assert _state(question, [forum], []).coverage_met() is False  # "soviet statesman" still unmentioned
+    whole = _hit(
+        3, "World Summit", "A former Soviet statesman initiated the World Summit, a forum of a type."
+    )
+    assert _state(question, [whole], []).coverage_met()
+
+
+def test_the_second_hop_goes_to_the_bridge_entity_not_back_to_the_first_document() -> None:
+    question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
+    first = _hit(
+        1, "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is an album by pianist Les McCann."
+    )
+    same_title = _hit(
+        2, "At Shelly's Manne-Hole", "At Shelly's Manne-Hole is an album by the Bill Evans Trio."
+    )
+    bridge = _hit(3, "Les McCann", "Leslie Coleman McCann (born 1935) is a jazz pianist.")
+    state = _state(question, [first], [same_title, bridge])
+    assert _pick(state) is bridge
+
+
+def test_a_comparison_seeks_the_other_entity_not_what_the_first_sentence_names() -> None:
+    question = "Is Muskegon County Airport or John Wayne Airport further west?"
+    first = _hit(1, "John Wayne Airport", "John Wayne Airport is an airport in Orange County, California.")
+    named = _hit(
+        2, "Orange County Airport", "Orange County Airport is the old name of an airport in California."
+    )
+    other = _hit(3, "Muskegon County Airport", "Muskegon County Airport is a public airport in Michigan.")
+    state = _state(question, [first], [named, other])
+    assert _pick(state) is other
+
+
+def test_a_comparison_of_quantities_prefers_the_sentence_with_a_figure() -> None:
+    question = "Which mountain is taller, Gasherbrum II or Langtang Ri?"
+    first = _hit(1, "Gasherbrum II", "Gasherbrum II is the 13th highest mountain in the world at 8035 m.")
+    vague = _hit(2, "Langtang Ri", "Langtang Ri is a mountain in the Langtang Himal.", ordinal=1)
+    figure = _hit(3, "Langtang Ri", "At an elevation of 7205 m it is a high mountain.", ordinal=2)
+    state = _state(question, [first], [vague, figure])
+    assert _pick(state) is figure
+    # Without a quantity in the question the figure earns nothing, and the lead sentence wins.
+    plain = "Are Gasherbrum II and Langtang Ri in the same range?"
+    assert _pick(_state(plain, [first], [vague, figure])) is vague
