@@ -1,6 +1,7 @@
 """HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
+        [--workdir DIR] [--dump FILE]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
 corpus, indexed and embedded with the default model; the engine then answers each question over the whole
@@ -59,7 +60,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]:
-    """One file per distinct paragraph; returns file name -> title."""
+    """One file per distinct paragraph, rewriting only what differs and removing files of other questions
+    (so a kept work directory holds exactly this run's corpus); returns file name -> title."""
     files: dict[str, str] = {}
     seen: dict[tuple[str, str], str] = {}
     for question in questions:
@@ -71,7 +73,11 @@ def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]
             name = f"p{len(files):05d}.md"
             seen[key] = name
             files[name] = title
-            (root / name).write_text(f"# {title}\n\n{body}\n")
+            page, content = root / name, f"# {title}\n\n{body}\n"
+            if not page.exists() or page.read_text() != content:
+                page.write_text(content)
+    for stale in {p.name for p in root.glob("*.md")} - set(files):
+        (root / stale).unlink()
     return files
 
 
@@ -102,21 +108,28 @@ def main() -> None:
     parser.add_argument(
         "--dump", type=Path, default=None, help="write each question's citations as JSON lines"
     )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep the corpus and database here; a second run re-embeds only paragraphs that changed",
+    )
     args = parser.parse_args()
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(tmp) / "corpus"
-        corpus.mkdir()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.workdir or Path(scratch)
+        corpus = tmp / "corpus"
+        corpus.mkdir(parents=True, exist_ok=True)
         titles = _write_corpus(questions, corpus)
-        database = open_database(None, Path(tmp) / "db")
+        database = open_database(None, tmp / "db")
         embedder = load_embedding_model()
         with database.connect() as conn:
             started = time.perf_counter()
             report = reconcile_repository(conn, Repository("hotpotqa", corpus))
             print(
                 f"{len(questions)} questions, {len(titles)} paragraphs,"
-                f" {report.sentences_inserted:,} sentences"
+                f" {report.sentences_inserted:,} sentences written"
             )
             EmbeddingWorker(conn, embedder).drain()
             print(f"indexed and embedded in {time.perf_counter() - started:.1f}s")
