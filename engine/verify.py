@@ -168,7 +168,7 @@ class Verifier:
             candidates = list({h.sentence_id: h for h in chosen + ranked}.values())[:limit]
             job = _Job(proposal, candidates if proposal.need is not ReferenceNeed.NONE else [], sims)
             job.accepted = list(accepted)
-            job.subject = tuple(content_terms(next(iter(entities(proposal.clause)), "")))
+            job.subject = _subject(proposal.clause)
             for hit in job.candidates:
                 if not (config.verbatim_shortcut and _same(hit.text, proposal.clause)):
                     job.entail_pairs[hit.sentence_id] = len(pairs)
@@ -200,10 +200,14 @@ class Verifier:
         return [self._decide(job, nli, relevance, pool) for job in jobs]
 
     def _same_subject(self, job: _Job, text: str) -> bool:
-        """Whether `text` is about the clause's subject, so that a contradiction can mean anything: it
-        names the clause's first entity (when it has one) and shares enough of its terms. Two sentences on
-        two tugboats share most words ("X is a historic tugboat located at ...") and nothing else."""
+        """Whether `text` is about the clause's subject, so that a contradiction can mean anything: each
+        names the other's first entity (when it has one), and it shares enough of the clause's terms. Two
+        sentences on two tugboats share most words ("X is a historic tugboat located at ...") and nothing
+        else; "Dainan is a town under Xinghua" names Xinghua but is about Dainan."""
         if job.subject and not set(job.subject) <= set(content_terms(text)):
+            return False
+        theirs = _subject(text)
+        if theirs and not set(theirs) <= set(content_terms(job.proposal.clause)):
             return False
         return coverage(job.proposal.clause, [text]) >= self._config.conflict_overlap
 
@@ -304,6 +308,12 @@ class Verifier:
                 proposal, False, f"composite {verification.composite:.2f} below {config.threshold}"
             )
         return Verdict(proposal, True, "entailed", supports, verification, verification.composite)
+
+
+def _subject(text: str) -> tuple[str, ...]:
+    """The terms of the first named entity, skipping figures ("In 1901 the Acme bridge": Acme)."""
+    named = (e for e in entities(text) if not _NUMBER.fullmatch(e))
+    return tuple(content_terms(next(named, "")))
 
 
 def _same(a: str, b: str) -> bool:

@@ -212,6 +212,16 @@ def test_a_contradiction_about_another_subject_is_no_conflict(embedder: Embeddin
     )[0]
     assert verdict.accepted, verdict.reason
     assert verdict.verification.contradiction < 0.5
+    # The rival names the clause's subject, but its own subject is another one.
+    city = "Xinghua is a county-level city under the administration of Taizhou."
+    town = "Dainan is a town under the administration of Xinghua City."
+    assert coverage(city, [town]) >= VerifyConfig().conflict_overlap
+    nli = ScriptedNLI([(town, city, CONTRADICT)])
+    verdict = Verifier(nli, config=VerifyConfig(related_cosine=0.0)).verify(
+        "is Xinghua a city", [Proposal(city)], _pool(embedder, [city, town])
+    )[0]
+    assert verdict.accepted, verdict.reason
+    assert verdict.verification.contradiction < 0.5
 
 
 def test_a_single_reference_clause_cites_its_strongest_source(embedder: EmbeddingModel) -> None:
