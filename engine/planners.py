@@ -211,11 +211,13 @@ class ExtractivePlanner:
             return question
         if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
             return question - known
-        bridge = {_stem(t) for h in held for e in entities(h.text) for t in content_terms(e)} - question
+        names = (e for h in held for e in entities(h.text) if not _DATE.fullmatch(e))
+        bridge = {_stem(t) for e in names for t in content_terms(e)} - question
         return (question - known) | bridge
 
     def _next_query(self, state: PlannerState, chosen: Sequence[Hit]) -> str:
-        """Uncovered question entities and terms, plus (for a bridge) the chosen evidence's new entities."""
+        """Uncovered question entities and terms, plus (for a bridge) the chosen evidence's new entities
+        (names, not dates: a date finds every page of that year)."""
         question = state.question
         held = state.held()
         known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
@@ -233,7 +235,11 @@ class ExtractivePlanner:
         if not state.shape.comparison:
             for hit in chosen:
                 source = " ".join((*hit.heading_path, hit.text))
-                bridge += [e for e in entities(source) if e.lower() not in question.lower()]
+                bridge += [
+                    e
+                    for e in entities(source)
+                    if e.lower() not in question.lower() and not _DATE.fullmatch(e)
+                ]
         words = " ".join(uncovered_entities + bridge[: self.max_new_terms] + uncovered_terms).split()
         parts = list(dict.fromkeys(w.lower() for w in words))
         candidates = [
@@ -253,6 +259,11 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d")
+_DATE = re.compile(
+    r"[\d\s,.:/–-]*((january|february|march|april|may|june|july|august|september|october|november"
+    r"|december)[\d\s,.:/–-]*)?",
+    re.IGNORECASE,
+)
 
 
 def _stem(word: str) -> str:

@@ -84,3 +84,17 @@ def test_a_comparison_of_quantities_prefers_the_sentence_with_a_figure() -> None
     # Without a quantity in the question the figure earns nothing, and the lead sentence wins.
     plain = "Are Gasherbrum II and Langtang Ri in the same range?"
     assert _pick(_state(plain, [first], [vague, figure])) is vague
+
+
+def test_the_bridge_subquery_carries_the_new_names_not_dates() -> None:
+    question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
+    first = _hit(
+        1,
+        "Live at Shelly's Manne-Hole",
+        "Live at Shelly's Manne-Hole is an album by Les McCann from 31 December 1965.",
+    )
+    plan = ExtractivePlanner().plan(_state(question, [], [first]), final=False)
+    assert not plan.done and len(plan.queries) == 1
+    words = plan.queries[0].split()
+    assert {"les", "mccann", "born"} <= set(words)
+    assert "1965" not in words and "december" not in words
