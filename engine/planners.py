@@ -176,6 +176,9 @@ class ExtractivePlanner:
         # made of what is still sought does, or the first hop's document would win the second hop too.
         about_terms = targets if state.accepted else {_stem(t) for t in content_terms(state.question)}
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
+        # A question asking for a figure ("when", "how many") is answered by a sentence that states one; the
+        # hop that names the subject need not, so this weighs only once a finding is held.
+        measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
 
         def score(item: tuple[int, Hit]) -> float:
             """Target terms mentioned, the search's own rank, and two document priors: a sentence under
@@ -259,6 +262,9 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d")
+_ASKS_FIGURE = re.compile(
+    r"\b(when|what year|which year|how (many|much|old|long|tall|high|far|big|large))\b", re.IGNORECASE
+)
 _DATE = re.compile(
     r"[\d\s,.:/–-]*((january|february|march|april|may|june|july|august|september|october|november"
     r"|december)[\d\s,.:/–-]*)?",

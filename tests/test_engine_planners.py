@@ -98,3 +98,14 @@ def test_the_bridge_subquery_carries_the_new_names_not_dates() -> None:
     words = plan.queries[0].split()
     assert {"les", "mccann", "born"} <= set(words)
     assert "1965" not in words and "december" not in words
+
+
+def test_a_question_asking_for_a_figure_is_answered_by_a_sentence_stating_one() -> None:
+    question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
+    first = _hit(1, "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is an album by Les McCann.")
+    lead = _hit(2, "Les McCann", "Les McCann is an American jazz pianist and vocalist.", ordinal=1)
+    born = _hit(3, "Les McCann", "McCann grew up in Kentucky and was born on 23 September 1935.", ordinal=2)
+    assert _pick(_state(question, [first], [lead, born])) is born
+    # Asked "who", the sentence that names the subject stays first.
+    who = "Who is the pianist who recorded Live at Shelly's Manne-Hole?"
+    assert _pick(_state(who, [first], [lead, born])) is lead
