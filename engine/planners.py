@@ -16,7 +16,7 @@ from typing import Protocol
 from engine.answers import ReferenceNeed, RejectedClause
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
-from engine.routing import QuestionShape, content_terms, entities
+from engine.routing import QuestionShape, content_terms, entities, stem
 from engine.verify import Proposal
 
 __all__ = [
@@ -89,9 +89,9 @@ class PlannerState:
             return False
         if len(covered) >= 2:
             return True
-        asked = {_stem(t) for t in content_terms(self.question)}
+        asked = {stem(t) for t in content_terms(self.question)}
         texts = [" ".join((*h.heading_path, h.text)) for h in [*self.held(), *planned]]
-        known = {_stem(t) for t in content_terms(" ".join(texts))}
+        known = {stem(t) for t in content_terms(" ".join(texts))}
         return not asked or len(asked - known) / len(asked) < OPEN_TERMS_SHARE
 
     def held(self) -> list[Hit]:
@@ -174,7 +174,7 @@ class ExtractivePlanner:
         targets = self._targets(state)
         # Before the first finding a heading made of question terms marks the document; after it, only one
         # made of what is still sought does, or the first hop's document would win the second hop too.
-        about_terms = targets if state.accepted else {_stem(t) for t in content_terms(state.question)}
+        about_terms = targets if state.accepted else {stem(t) for t in content_terms(state.question)}
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
         # A question asking for a figure ("when", "how many") is answered by a sentence that states one; the
         # hop that names the subject need not, so this weighs only once a finding is held.
@@ -187,9 +187,9 @@ class ExtractivePlanner:
             subject. A comparison of quantities ("who is younger", "which is taller") is settled by
             sentences that state a figure or a date."""
             rank, hit = item
-            words = {_stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
+            words = {stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
             overlap = len(targets & words) / len(targets) if targets else 0.0
-            heading = {_stem(t) for t in content_terms(" ".join(hit.heading_path))}
+            heading = {stem(t) for t in content_terms(" ".join(hit.heading_path))}
             about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
             return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure
@@ -208,14 +208,14 @@ class ExtractivePlanner:
     def _targets(state: PlannerState) -> set[str]:
         """Stems a next sentence should mention: question terms not yet covered, and the bridge entities."""
         held = state.held()
-        known = {_stem(t) for h in held for t in content_terms(" ".join((*h.heading_path, h.text)))}
-        question = {_stem(t) for t in content_terms(state.question)}
+        known = {stem(t) for h in held for t in content_terms(" ".join((*h.heading_path, h.text)))}
+        question = {stem(t) for t in content_terms(state.question)}
         if not held:
             return question
         if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
             return question - known
         names = (e for h in held for e in entities(h.text) if not _DATE.fullmatch(e))
-        bridge = {_stem(t) for e in names for t in content_terms(e)} - question
+        bridge = {stem(t) for e in names for t in content_terms(e)} - question
         return (question - known) | bridge
 
     def _next_query(self, state: PlannerState, chosen: Sequence[Hit]) -> str:
@@ -224,16 +224,16 @@ class ExtractivePlanner:
         question = state.question
         held = state.held()
         known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
-        known_stems = {_stem(t) for t in content_terms(known)}
+        known_stems = {stem(t) for t in content_terms(known)}
         # A compared entity is covered by a document about it, not by a mention in another one ("Annie
         # Morton ... worked with Terry Richardson" says nothing of his age); other entities by all their
         # words.
         about = [" ".join(h.heading_path) for h in [*held, *chosen]] if state.shape.comparison else [known]
-        about_stems = {_stem(t) for t in content_terms(" ".join(about))}
+        about_stems = {stem(t) for t in content_terms(" ".join(about))}
         uncovered_entities = [
-            e for e in state.shape.entities if not all(_stem(w) in about_stems for w in content_terms(e))
+            e for e in state.shape.entities if not all(stem(w) in about_stems for w in content_terms(e))
         ]
-        uncovered_terms = [t for t in content_terms(question) if _stem(t) not in known_stems]
+        uncovered_terms = [t for t in content_terms(question) if stem(t) not in known_stems]
         bridge: list[str] = []
         if not state.shape.comparison:
             for hit in chosen:
@@ -270,7 +270,3 @@ _DATE = re.compile(
     r"|december)[\d\s,.:/–-]*)?",
     re.IGNORECASE,
 )
-
-
-def _stem(word: str) -> str:
-    return word.lower()[: max(4, len(word) - 3)]

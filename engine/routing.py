@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from engine.answers import Route
 from engine.retrieval import Hit
 
-__all__ = ["QuestionShape", "RoutingConfig", "RoutingDecision", "content_terms", "entities", "route", "shape"]
+__all__ = [
+    "QuestionShape",
+    "RoutingConfig",
+    "RoutingDecision",
+    "content_terms",
+    "entities",
+    "route",
+    "shape",
+    "stem",
+]
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
 _ENTITY = re.compile(
@@ -40,6 +49,28 @@ STOPWORDS = frozenset(
     about over under between both either neither same more less most least any all some such only very
     one i you he she we his her our your my me him us name named called""".split()  # noqa: SIM905
 )
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem, so that inflections meet: "defeated", "defeating" and "defeats" all
+    give "defeat", "produced" and "produce" give "produc". Words of four letters or fewer are kept whole."""
+    word = word.lower()
+    if len(word) <= 4 or not word.isalpha():
+        return word
+    if word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ingly", "edly", "ing", "ed", "ly"):
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 3 and any(v in base for v in "aeiouy"):
+            word = base
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # stopped -> stop
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def content_terms(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from engine.answers import ReferenceNeed, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
-from engine.routing import content_terms, entities
+from engine.routing import content_terms, entities, stem
 from indexer.hashing import normalize_sentence
 
 __all__ = ["Conflict", "Proposal", "Verdict", "Verifier", "VerifyConfig", "coverage"]
@@ -94,12 +94,8 @@ class Verdict:
     conflict: Conflict | None = None
 
 
-def _stem(word: str) -> str:
-    return word[: max(4, len(word) - 3)]
-
-
 def coverage(clause: str, texts: Sequence[str]) -> float:
-    """Share of the clause's content words found in `texts` (by stem prefix); 0 if any number is missing."""
+    """Share of the clause's content words found in `texts` (by stem); 0 if any number is missing."""
     haystack = " ".join(texts)
     numbers = set(_NUMBER.findall(clause))
     if not numbers <= set(_NUMBER.findall(haystack)):
@@ -107,9 +103,9 @@ def coverage(clause: str, texts: Sequence[str]) -> float:
     terms = [t for t in content_terms(clause) if not _NUMBER.fullmatch(t)]
     if not terms:
         return 1.0
-    have = {_stem(w) for w in content_terms(haystack)}
+    have = {stem(w) for w in content_terms(haystack)}
     have |= set(content_terms(haystack))
-    return sum(1 for t in terms if _stem(t) in have or t in have) / len(terms)
+    return sum(1 for t in terms if stem(t) in have or t in have) / len(terms)
 
 
 @dataclass(slots=True)
@@ -322,8 +318,8 @@ def _same(a: str, b: str) -> bool:
 
 def _needed(clause: str, candidates: list[Hit], pool: EvidencePool) -> list[Hit]:
     """The candidates that contribute a clause term no other candidate has: each cited source must matter."""
-    terms = {_stem(t) for t in content_terms(clause)}
-    own = [{_stem(t) for t in content_terms(pool.premise(h))} & terms for h in candidates]
+    terms = {stem(t) for t in content_terms(clause)}
+    own = [{stem(t) for t in content_terms(pool.premise(h))} & terms for h in candidates]
     needed = []
     for i, hit in enumerate(candidates):
         others = set().union(*(own[j] for j in range(len(candidates)) if j != i))

@@ -6,7 +6,7 @@ import pytest
 
 from engine.answers import Route
 from engine.retrieval import Hit
-from engine.routing import RoutingConfig, content_terms, entities, route, shape
+from engine.routing import RoutingConfig, content_terms, entities, route, shape, stem
 
 
 def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
@@ -73,3 +73,19 @@ def test_routing_is_deterministic_and_configurable() -> None:
     strict = RoutingConfig(min_top_score=0.8)
     assert route("why does bread dough rise", hits, strict).route is Route.REASON
     assert [route("why does bread dough rise", hits).route for _ in range(3)] == [Route.FAST] * 3
+
+
+@pytest.mark.parametrize(
+    ("words", "same"),
+    [
+        (("defeated", "defeating", "defeats", "defeat"), True),
+        (("produced", "produce", "producing"), True),
+        (("casualties", "casualty"), True),
+        (("stopped", "stop"), True),
+        (("founded", "founder"), False),
+        (("actress", "actor"), False),
+        (("general", "generate"), False),
+    ],
+)
+def test_stem_joins_inflections_and_nothing_more(words: tuple[str, ...], same: bool) -> None:
+    assert (len({stem(w) for w in words}) == 1) is same
