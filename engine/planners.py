@@ -176,6 +176,9 @@ class ExtractivePlanner:
         # made of what is still sought does, or the first hop's document would win the second hop too.
         about_terms = targets if state.accepted else {stem(t) for t in content_terms(state.question)}
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
+        # A comparison needs the document about each compared entity: the one titled with its name.
+        sought = {e.lower() for e in state.shape.entities} if state.shape.comparison else set()
+        sought -= {_title(h) for h in state.held()}
         # A question asking for a figure ("when", "how many") is answered by a sentence that states one; the
         # hop that names the subject need not, so this weighs only once a finding is held.
         measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
@@ -192,7 +195,8 @@ class ExtractivePlanner:
             heading = {stem(t) for t in content_terms(" ".join(hit.heading_path))}
             about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
-            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure
+            titled = 0.5 if _title(hit) in sought else 0.0
+            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled
 
         ranked = [h for _, h in sorted(enumerate(ordered), key=lambda item: -score(item))]
         fresh = [h for h in ranked if h.path not in covered]
@@ -245,7 +249,11 @@ class ExtractivePlanner:
                 ]
         words = " ".join(uncovered_entities + bridge[: self.max_new_terms] + uncovered_terms).split()
         parts = list(dict.fromkeys(w.lower() for w in words))
+        # A comparison's next hop is the document about the other entity: its name alone finds it, where
+        # the question's words ("which peak stands higher") find other peaks.
+        named = " ".join(uncovered_entities).lower() if state.shape.comparison else ""
         candidates = [
+            named,
             " ".join(parts),
             " ".join(bridge[: self.max_new_terms]),
             " ".join(content_terms(question)),
@@ -262,6 +270,7 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d")
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)")
 _ASKS_FIGURE = re.compile(
     r"\b(when|what year|which year|how (many|much|old|long|tall|high|far|big|large))\b", re.IGNORECASE
 )
@@ -270,3 +279,8 @@ _DATE = re.compile(
     r"|december)[\d\s,.:/–-]*)?",
     re.IGNORECASE,
 )
+
+
+def _title(hit: Hit) -> str:
+    """The document's title without a disambiguation ("Dan Lewis (footballer)": "dan lewis")."""
+    return _PARENTHESIS.sub("", hit.heading_path[0]).strip().lower() if hit.heading_path else ""

@@ -33,8 +33,7 @@ _ENTITY = re.compile(
 _COMPARISON = re.compile(
     r"\b(which|who|what)\b.*\b(or)\b|^\s*(is|are|was|were|do|does|did|has|have)\b.+\bor\b"
     r"|\bboth\b|\beither\b|\bneither\b|\bsame\b|\bcompared?\b|\bdiffer"
-    r"|\b\w+er than\b|\bmore\b|\bless\b|\bfewer\b"
-    r"|\b(older|younger|earlier|later|first|longer|shorter|taller)\b",
+    r"|\b\w+er than\b|\b(more|less|fewer) than\b",
     re.IGNORECASE,
 )
 _BRIDGE = re.compile(

@@ -109,3 +109,14 @@ def test_a_question_asking_for_a_figure_is_answered_by_a_sentence_stating_one() 
     # Asked "who", the sentence that names the subject stays first.
     who = "Who is the pianist who recorded Live at Shelly's Manne-Hole?"
     assert _pick(_state(who, [first], [lead, born])) is lead
+
+
+def test_a_compared_entity_is_sought_in_the_document_titled_with_its_name() -> None:
+    question = "Who is older, Annie Morton or Terry Richardson?"
+    first = _hit(1, "Annie Morton", "Annie Morton (born October 8, 1970) is an American model.")
+    namesake = _hit(2, "Kenton Richardson", "Kenton Terry Richardson (born 26 July 1999) is a footballer.")
+    titled = _hit(3, "Terry Richardson", "Terrence Richardson (born August 14, 1965) is a photographer.")
+    assert _pick(_state(question, [first], [namesake, titled])) is titled
+    # The next search is the other entity's name alone: the question's words find other people's ages.
+    plan = ExtractivePlanner().plan(_state(question, [], [first]), final=False)
+    assert plan.queries == ["terry richardson"]

@@ -25,6 +25,8 @@ def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
         ("When was the pianist who recorded Live at the Manne-Hole born?", False, True),
         ("Is Muskegon County Airport or John Wayne Airport further west?", True, False),
         ("Is the bridge open on Sundays?", False, False),
+        ("Bill Nelson flew on a shuttle launched for the first time in what year?", False, False),
+        ("Is the Rhine longer than the Elbe?", True, False),
         ("why does bread dough rise", False, False),
     ],
 )
