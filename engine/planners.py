@@ -154,9 +154,30 @@ class ExtractivePlanner:
         return Plan(proposals, [query] if query else [], False)
 
     def _choose(self, state: PlannerState) -> list[Hit]:
+        """The best-scored candidates, from documents no finding cites yet when there are any."""
+        ranked = [hit for hit, _ in self.rank(state)]
+        covered = state.covered_documents()
+        fresh = [h for h in ranked if h.path not in covered]
+        picked: list[Hit] = []
+        for hit in fresh or ranked:
+            if len(picked) >= self.clauses_per_round:
+                break
+            if all(hit.path != p.path for p in picked):
+                picked.append(hit)
+        return picked
+
+    def rank(self, state: PlannerState) -> list[tuple[Hit, float]]:
+        """Every sentence that could be proposed now, with its score, best first.
+
+        The score adds the share of target terms a sentence mentions, the search's own rank (this round's
+        ranking first, then what earlier rounds held), and document priors: a sentence under a heading made
+        of target or question terms is about it ("Terry Richardson" more than "Kenton Richardson" for a
+        question on Terry Richardson), and a section's lead sentences define its subject. A comparison of
+        quantities ("who is younger") and a question asking for a figure ("when", once the subject is
+        found) are settled by sentences that state one; a compared entity by the document titled with it.
+        """
         used = {i for f in state.accepted for i in f.source_ids}
         rejected = {r.clause.strip().lower() for r in state.rejected}
-        covered = state.covered_documents()
 
         def usable(hit: Hit) -> bool:
             return (
@@ -176,20 +197,11 @@ class ExtractivePlanner:
         # made of what is still sought does, or the first hop's document would win the second hop too.
         about_terms = targets if state.accepted else {stem(t) for t in content_terms(state.question)}
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
-        # A comparison needs the document about each compared entity: the one titled with its name.
+        measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
         sought = {e.lower() for e in state.shape.entities} if state.shape.comparison else set()
         sought -= {_title(h) for h in state.held()}
-        # A question asking for a figure ("when", "how many") is answered by a sentence that states one; the
-        # hop that names the subject need not, so this weighs only once a finding is held.
-        measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
 
-        def score(item: tuple[int, Hit]) -> float:
-            """Target terms mentioned, the search's own rank, and two document priors: a sentence under
-            a heading made of target or question terms is about it ("Terry Richardson" more than "Kenton
-            Richardson" for a question on Terry Richardson), and a section's lead sentences define its
-            subject. A comparison of quantities ("who is younger", "which is taller") is settled by
-            sentences that state a figure or a date."""
-            rank, hit = item
+        def score(rank: int, hit: Hit) -> float:
             words = {stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
             overlap = len(targets & words) / len(targets) if targets else 0.0
             heading = {stem(t) for t in content_terms(" ".join(hit.heading_path))}
@@ -198,15 +210,8 @@ class ExtractivePlanner:
             titled = 0.5 if _title(hit) in sought else 0.0
             return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled
 
-        ranked = [h for _, h in sorted(enumerate(ordered), key=lambda item: -score(item))]
-        fresh = [h for h in ranked if h.path not in covered]
-        picked: list[Hit] = []
-        for hit in fresh or ranked:
-            if len(picked) >= self.clauses_per_round:
-                break
-            if all(hit.path != p.path for p in picked):
-                picked.append(hit)
-        return picked
+        scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
+        return sorted(scored, key=lambda item: -item[1])
 
     @staticmethod
     def _targets(state: PlannerState) -> set[str]:
