@@ -120,3 +120,14 @@ def test_a_compared_entity_is_sought_in_the_document_titled_with_its_name() -> N
     # The next search is the other entity's name alone: the question's words find other people's ages.
     plan = ExtractivePlanner().plan(_state(question, [], [first]), final=False)
     assert plan.queries == ["terry richardson"]
+
+
+def test_past_the_first_hop_a_bridge_goes_only_to_a_document_its_findings_name() -> None:
+    question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
+    first = _hit(1, "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is an album by Les McCann.")
+    unnamed = _hit(2, "Bill Evans", "Bill Evans (born 1929) was a jazz pianist who recorded live albums.")
+    named = _hit(3, "Les McCann (musician)", "McCann was born in 1935 in Kentucky.", ordinal=2)
+    assert _pick(_state(question, [first], [unnamed, named])) is named
+    # With no named document at hand the answer stops at what it has, rather than cite a stranger.
+    plan = ExtractivePlanner().plan(_state(question, [first], [unnamed]), final=False)
+    assert plan.proposals == [] and plan.done
