@@ -4,7 +4,9 @@ The loop interleaves retrieval with planning: retrieve for the current queries (
 against the evidence held, capped per subquery and in total), let the planner propose a clause and the next
 subquery, verify, and repeat until the planner is done, coverage is met, or six rounds have run. A subquery
 that fails or brings nothing new is broadened once and then recorded as a failed search, which the planner
-sees; it never sinks the round. Verification is the controller's, so no planner can emit an unverified clause.
+sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked again
+what to search, so the next subquery does not follow a refused lead. Verification is the controller's, so no
+planner can emit an unverified clause.
 """
 
 from __future__ import annotations
@@ -296,6 +298,14 @@ class AnswerEngine:
                 verdicts = verifier.verify(state.question, plan.proposals, state.pool, accepted)
             for verdict in verdicts:
                 self._apply(verdict, state, result, trace)
+            if plan.proposals and not trace.accepted and not plan.done:
+                # Every pick was refused: its subquery would follow a lead the answer does not hold, so
+                # the planner, now seeing the refusals, says again what to search next.
+                with _timed(trace.timings_ms, "plan"):
+                    try:
+                        plan.queries = self._planner.plan(state, final=final).queries
+                    except PlannerError as exc:
+                        trace.planner_error = str(exc)
         trace.failed_searches = [
             {"query": f.query, "reason": f.reason} for f in state.failed if f.round == state.round
         ]

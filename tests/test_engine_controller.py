@@ -312,3 +312,32 @@ def test_high_budget_reverifies_a_stale_stored_answer(
     assert any("re-verified" in n for n in again.notes)
     assert [c.clause for c in again.clauses] == [clause]
     assert again.clauses[0].sources[0].path == "baking.md"
+
+
+def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
+    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+) -> None:
+    """A refused pick's subquery would follow a lead the answer does not hold; the planner is asked again,
+    seeing the refusal, and only its second subquery is run."""
+
+    class Guessing:
+        name = "guessing"
+
+        def __init__(self) -> None:
+            self.seen_refusals: list[int] = []
+
+        def plan(self, state: PlannerState, *, final: bool) -> Plan:
+            self.seen_refusals.append(len(state.rejected))
+            if state.round == 1 and not state.rejected:
+                return Plan([Proposal("The Rose Bowl is in Tokyo.")], ["tokyo stadiums"], False)
+            if state.round == 1:
+                return Plan([], ["sugar bowl"], False)
+            return Plan([], [], True)
+
+    planner = Guessing()
+    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner)
+    result = engine.answer("Which is older, the Rose Bowl or the Sugar Bowl?", use_store=False)
+    assert result.trace[0].rejected and not result.trace[0].accepted
+    assert planner.seen_refusals[:2] == [0, 1]
+    assert result.trace[1].queries == ["sugar bowl"]
+    assert "tokyo stadiums" not in [q for t in result.trace for q in t.queries]
