@@ -71,20 +71,6 @@ class EngineConfig:
 _ROUNDS = {Budget.LOW: 3, Budget.MID: 5, Budget.HIGH: MAX_ROUNDS}
 
 
-def _budget_verify(config: VerifyConfig, budget: Budget) -> VerifyConfig:
-    if budget is Budget.LOW:
-        return replace(config, supports_per_clause=2, stop_at_first_sufficient=True)
-    if budget is Budget.HIGH:
-        return replace(
-            config,
-            supports_per_clause=8,
-            verbatim_shortcut=False,
-            stop_at_first_sufficient=False,
-            max_sources=3,
-        )
-    return config
-
-
 @contextmanager
 def _timed(timings: dict[str, float], key: str) -> Iterator[None]:
     started = time.perf_counter()
@@ -180,7 +166,7 @@ class AnswerEngine:
             pool.contexts.update(fetch_contexts(conn, [h.sentence_id for hits in found for h in hits]))
         for hits in found:
             pool.add(hits, 1, config.hits_per_subquery)
-        verifier = Verifier(self._entailment, self._relevance, _budget_verify(config.verify, Budget.HIGH))
+        verifier = Verifier(self._entailment, self._relevance, config.verify.for_budget(Budget.HIGH))
         verdicts = verifier.verify(body["question"], proposals, pool)
         if not all(v.accepted for v in verdicts):
             return None
@@ -199,7 +185,7 @@ class AnswerEngine:
 
     def _compute(self, question: str, budget: Budget, filters: Filters) -> Answer:
         config = self._config
-        verifier = Verifier(self._entailment, self._relevance, _budget_verify(config.verify, budget))
+        verifier = Verifier(self._entailment, self._relevance, config.verify.for_budget(budget))
         pool = EvidencePool(self._embedder, config.max_evidence)
         started = time.perf_counter()
         first = self._search(question, config.first_k, filters)

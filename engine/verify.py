@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 
 import numpy as np
 
-from engine.answers import ReferenceNeed, Verification
+from engine.answers import Budget, ReferenceNeed, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
@@ -61,6 +61,20 @@ class VerifyConfig:
     max_sources: int = 1
     """Sources cited for a single-reference clause, strongest entailment first. Corroborating sources are
     where a small NLI model errs: on HotpotQA only 5 of 21 extra sources were supporting facts."""
+
+    def for_budget(self, budget: Budget) -> VerifyConfig:
+        """Low stops at the first sufficient support; high always runs every stage, on more candidates."""
+        if budget is Budget.LOW:
+            return replace(self, supports_per_clause=2, stop_at_first_sufficient=True)
+        if budget is Budget.HIGH:
+            return replace(
+                self,
+                supports_per_clause=8,
+                verbatim_shortcut=False,
+                stop_at_first_sufficient=False,
+                max_sources=3,
+            )
+        return self
 
 
 @dataclass(frozen=True, slots=True)
