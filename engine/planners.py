@@ -160,7 +160,7 @@ class ExtractivePlanner:
         name (its title's words all appear there): the bridge is what links one hop to the next, and a
         document reached by shared words alone was a wrong page in 7 of 12 cited on HotpotQA questions 0-110.
         """
-        ranked = [hit for hit, _ in self.rank(state)]
+        ranked = [hit for hit, _ in self._rank(state)]
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
         if state.accepted and not state.shape.comparison:
@@ -177,7 +177,7 @@ class ExtractivePlanner:
                 picked.append(hit)
         return picked
 
-    def rank(self, state: PlannerState) -> list[tuple[Hit, float]]:
+    def _rank(self, state: PlannerState) -> list[tuple[Hit, float]]:
         """Every sentence that could be proposed now, with its score, best first.
 
         The score adds the share of target terms a sentence mentions, the search's own rank (this round's
