@@ -75,9 +75,9 @@ class Budget(enum.Enum):
     LOW = "low"
     """Few rounds, and each clause stops at its first sufficient supports."""
     MID = "mid"
-    """The default: more rounds and supports, verbatim clauses skip the NLI call."""
+    """The default: more rounds, and every supporting candidate is scored."""
     HIGH = "high"
-    """Every stage on every candidate support (no shortcuts); stale stored answers are re-verified."""
+    """The most rounds and candidates, every stage on each; stale stored answers are re-verified."""
 
 
 class ReferenceNeed(enum.Enum):
