@@ -16,7 +16,7 @@ from typing import Protocol
 from engine.answers import ReferenceNeed, RejectedClause
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
-from engine.routing import QuestionShape, content_terms, entities, stem
+from engine.routing import QuestionShape, content_terms, entities, stem, stems
 from engine.verify import Proposal
 
 __all__ = [
@@ -89,9 +89,8 @@ class PlannerState:
             return False
         if len(covered) >= 2:
             return True
-        asked = {stem(t) for t in content_terms(self.question)}
-        texts = [" ".join((*h.heading_path, h.text)) for h in [*self.held(), *planned]]
-        known = {stem(t) for t in content_terms(" ".join(texts))}
+        asked = stems(self.question)
+        known = stems(" ".join(h.headed_text for h in [*self.held(), *planned]))
         return not asked or len(asked - known) / len(asked) < OPEN_TERMS_SHARE
 
     def held(self) -> list[Hit]:
@@ -164,9 +163,8 @@ class ExtractivePlanner:
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
         if state.accepted and not state.shape.comparison:
-            named = {stem(t) for h in state.held() for t in content_terms(h.text)}
-            named |= {stem(t) for t in content_terms(state.question)}
-            fresh = [h for h in fresh if {stem(t) for t in content_terms(_title(h))} <= named]
+            named = stems(" ".join([state.question, *(h.text for h in state.held())]))
+            fresh = [h for h in fresh if stems(_title(h)) <= named]
             if not fresh:
                 return []  # no named document found: the answer stops at what it has
         picked: list[Hit] = []
@@ -206,16 +204,16 @@ class ExtractivePlanner:
         targets = self._targets(state)
         # Before the first finding a heading made of question terms marks the document; after it, only one
         # made of what is still sought does, or the first hop's document would win the second hop too.
-        about_terms = targets if state.accepted else {stem(t) for t in content_terms(state.question)}
+        about_terms = targets if state.accepted else stems(state.question)
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
         measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
         sought = {e.lower() for e in state.shape.entities} if state.shape.comparison else set()
         sought -= {_title(h) for h in state.held()}
 
         def score(rank: int, hit: Hit) -> float:
-            words = {stem(t) for t in content_terms(" ".join((*hit.heading_path, hit.text)))}
+            words = stems(hit.headed_text)
             overlap = len(targets & words) / len(targets) if targets else 0.0
-            heading = {stem(t) for t in content_terms(" ".join(hit.heading_path))}
+            heading = stems(" ".join(hit.heading_path))
             about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
             titled = 0.5 if _title(hit) in sought else 0.0
@@ -228,14 +226,14 @@ class ExtractivePlanner:
     def _targets(state: PlannerState) -> set[str]:
         """Stems a next sentence should mention: question terms not yet covered, and the bridge entities."""
         held = state.held()
-        known = {stem(t) for h in held for t in content_terms(" ".join((*h.heading_path, h.text)))}
-        question = {stem(t) for t in content_terms(state.question)}
+        known = stems(" ".join(h.headed_text for h in held))
+        question = stems(state.question)
         if not held:
             return question
         if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
             return question - known
         names = (e for h in held for e in entities(h.text) if not _DATE.fullmatch(e))
-        bridge = {stem(t) for e in names for t in content_terms(e)} - question
+        bridge = stems(" ".join(names)) - question
         return (question - known) | bridge
 
     def _next_query(self, state: PlannerState, chosen: Sequence[Hit]) -> str:
@@ -243,16 +241,16 @@ class ExtractivePlanner:
         (names, not dates: a date finds every page of that year)."""
         question = state.question
         held = state.held()
-        known = " ".join(" ".join((*h.heading_path, h.text)) for h in [*held, *chosen])
-        known_stems = {stem(t) for t in content_terms(known)}
+        known_stems = stems(" ".join(h.headed_text for h in [*held, *chosen]))
         # A compared entity is covered by a document about it, not by a mention in another one ("Annie
         # Morton ... worked with Terry Richardson" says nothing of his age); other entities by all their
         # words.
-        about = [" ".join(h.heading_path) for h in [*held, *chosen]] if state.shape.comparison else [known]
-        about_stems = {stem(t) for t in content_terms(" ".join(about))}
-        uncovered_entities = [
-            e for e in state.shape.entities if not all(stem(w) in about_stems for w in content_terms(e))
-        ]
+        about_stems = (
+            stems(" ".join(" ".join(h.heading_path) for h in [*held, *chosen]))
+            if state.shape.comparison
+            else known_stems
+        )
+        uncovered_entities = [e for e in state.shape.entities if not stems(e) <= about_stems]
         uncovered_terms = [t for t in content_terms(question) if stem(t) not in known_stems]
         bridge: list[str] = []
         if not state.shape.comparison:

@@ -24,6 +24,7 @@ __all__ = [
     "route",
     "shape",
     "stem",
+    "stems",
 ]
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
@@ -70,6 +71,11 @@ def stem(word: str) -> str:
                 word = word[:-1]  # stopped -> stop
             break
     return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def stems(text: str) -> set[str]:
+    """The stems of a text's content terms: what the planner and the verifier compare texts by."""
+    return {stem(t) for t in content_terms(text)}
 
 
 def content_terms(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from engine.answers import Budget, ReferenceNeed, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.retrieval import Hit
-from engine.routing import content_terms, entities, stem
+from engine.routing import content_terms, entities, stem, stems
 from indexer.hashing import normalize_sentence
 
 __all__ = ["Conflict", "Proposal", "Verdict", "Verifier", "VerifyConfig", "coverage"]
@@ -114,7 +114,7 @@ def coverage(clause: str, texts: Sequence[str]) -> float:
     terms = [t for t in content_terms(clause) if not _NUMBER.fullmatch(t)]
     if not terms:
         return 1.0
-    have = {stem(w) for w in content_terms(haystack)}
+    have = stems(haystack)
     have |= set(content_terms(haystack))
     return sum(1 for t in terms if stem(t) in have or t in have) / len(terms)
 
@@ -329,8 +329,8 @@ def _same(a: str, b: str) -> bool:
 
 def _needed(clause: str, candidates: list[Hit], pool: EvidencePool) -> list[Hit]:
     """The candidates that contribute a clause term no other candidate has: each cited source must matter."""
-    terms = {stem(t) for t in content_terms(clause)}
-    own = [{stem(t) for t in content_terms(pool.premise(h))} & terms for h in candidates]
+    terms = stems(clause)
+    own = [stems(pool.premise(h)) & terms for h in candidates]
     needed = []
     for i, hit in enumerate(candidates):
         others = set().union(*(own[j] for j in range(len(candidates)) if j != i))
