@@ -205,20 +205,22 @@ def test_a_contradiction_about_another_subject_is_no_conflict(embedder: Embeddin
     # Most words shared, but another subject: the rival does not name the clause's first entity.
     tugboat = "Catawissa is a historic tugboat located at Waterford in Saratoga County, New York."
     rival = "Whittelsey is a historic tugboat located at Kingston in Ulster County, New York."
-    assert coverage(tugboat, [rival]) >= VerifyConfig().conflict_overlap
-    nli = ScriptedNLI([(rival, tugboat, CONTRADICT)])
-    verdict = Verifier(nli, config=VerifyConfig(related_cosine=0.0)).verify(
-        "where is the Catawissa", [Proposal(tugboat)], _pool(embedder, [tugboat, rival]), [rival]
-    )[0]
-    assert verdict.accepted, verdict.reason
-    assert verdict.verification.contradiction < 0.5
+    _assert_no_conflict(embedder, "where is the Catawissa", tugboat, rival, accepted=[rival])
     # The rival names the clause's subject, but its own subject is another one.
     city = "Xinghua is a county-level city under the administration of Taizhou."
     town = "Dainan is a town under the administration of Xinghua City."
-    assert coverage(city, [town]) >= VerifyConfig().conflict_overlap
-    nli = ScriptedNLI([(town, city, CONTRADICT)])
+    _assert_no_conflict(embedder, "is Xinghua a city", city, town, accepted=[])
+
+
+def _assert_no_conflict(
+    embedder: EmbeddingModel, question: str, clause: str, rival: str, *, accepted: Sequence[str]
+) -> None:
+    """`rival` shares enough of the clause's terms to be checked and the NLI model calls it contradictory,
+    yet the clause is accepted: the two are about different subjects."""
+    assert coverage(clause, [rival]) >= VerifyConfig().conflict_overlap
+    nli = ScriptedNLI([(rival, clause, CONTRADICT)])
     verdict = Verifier(nli, config=VerifyConfig(related_cosine=0.0)).verify(
-        "is Xinghua a city", [Proposal(city)], _pool(embedder, [city, town])
+        question, [Proposal(clause)], _pool(embedder, [clause, rival]), accepted
     )[0]
     assert verdict.accepted, verdict.reason
     assert verdict.verification.contradiction < 0.5
