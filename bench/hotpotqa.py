@@ -12,7 +12,8 @@ sentence of the same paragraph, or the reverse. Figures:
 - supporting-sentence recall@10: one-step = the top 10 hits for the question; loop = the sentences the engine
   cited, then the evidence its rounds gathered in order, first 10;
 - both-gold-paragraphs rate within those same 10;
-- citation precision (cited sentences that are gold), abstention rate, mean rounds, latency p50/p95 per route.
+- citation precision (cited sentences that are gold), abstention rate, mean rounds, latency p50/p95 per route;
+- recall and precision again for comparison and for bridge questions, as the engine's router classes them.
 
 The shipped cross-encoders are used when their weights are present (the reranker in retrieval and
 verification, NLI in verification); without them the run says so. Prints figures; asserts nothing.
@@ -33,6 +34,7 @@ from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import EntailmentModel, RelevanceModel, load_entailment, load_relevance
 from engine.retrieval import Retriever
+from engine.routing import shape
 from indexer.database import open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
@@ -154,6 +156,7 @@ def main() -> None:
         totals: dict[str, list[float]] = defaultdict(list)
         dumped = args.dump.open("w") if args.dump is not None else None
         latency: dict[str, list[float]] = defaultdict(list)
+        kinds: dict[str, int] = defaultdict(int)
         for question in questions:
             gold: dict[str, list[str]] = defaultdict(list)
             context = dict(question["context"])
@@ -161,6 +164,12 @@ def main() -> None:
                 if index < len(context.get(title, [])):
                     gold[title].append(context[title][index])
             n_gold = sum(len(v) for v in gold.values())
+            kind = "comparison" if shape(question["question"]).comparison else "bridge"
+            kinds[kind] += 1
+
+            def tally(key: str, value: float, kind: str = kind) -> None:
+                totals[key].append(value)
+                totals[f"{kind}:{key}"].append(value)
 
             def scored(ids: list[int], gold: dict[str, list[str]] = gold) -> tuple[int, set[str]]:
                 found, paragraphs = set(), set()
@@ -174,7 +183,7 @@ def main() -> None:
 
             one_step = [h.sentence_id for h in retriever.search(question["question"], 10)]
             got, paragraphs = scored(one_step)
-            totals["one_recall"].append(got / n_gold)
+            tally("one_recall", got / n_gold)
             totals["one_both"].append(float(len(paragraphs) == len(gold)))
             started = time.perf_counter()
             result = engine.answer(question["question"], Budget(args.budget), use_store=False)
@@ -183,7 +192,7 @@ def main() -> None:
             gathered = [i for t in result.trace for i in t.new_evidence]
             loop = list(dict.fromkeys(cited + gathered))[:10]
             got, paragraphs = scored(loop)
-            totals["loop_recall"].append(got / n_gold)
+            tally("loop_recall", got / n_gold)
             totals["loop_both"].append(float(len(paragraphs) == len(gold)))
             totals["abstain"].append(float(result.status is not Status.ANSWER))
             totals["rounds"].append(float(len(result.trace)))
@@ -192,7 +201,7 @@ def main() -> None:
             for sid in dict.fromkeys(cited):
                 text, path = texts[sid]
                 marks.append((titles[path], text, _is_gold(text, gold.get(titles[path], []))))
-                totals["precision"].append(float(marks[-1][2]))
+                tally("precision", float(marks[-1][2]))
             if dumped is not None:
                 record = {
                     "question": question["question"],
@@ -204,6 +213,7 @@ def main() -> None:
                     "rounds": [t.to_dict() for t in result.trace],
                     "one_step": [[titles[texts[i][1]], texts[i][0]] for i in one_step],
                     "loop": [[titles[texts[i][1]], texts[i][0]] for i in loop],
+                    "gathered": [[titles[texts[i][1]], texts[i][0]] for i in dict.fromkeys(gathered)],
                 }
                 dumped.write(json.dumps(record) + "\n")
         retriever.close()
@@ -221,6 +231,12 @@ def main() -> None:
     print(f"citation precision {mean('precision'):.3f} over {len(totals['precision'])} cited sentences")
     print(f"abstention rate {mean('abstain'):.3f}; mean rounds {mean('rounds'):.2f}")
     print(f"answers with clauses marked as conflicting {mean('conflicts'):.3f}")
+    for kind, count in sorted(kinds.items()):
+        print(
+            f"{kind + ' questions':<20} n={count:<4} recall@10 one-step {mean(kind + ':one_recall'):.3f}"
+            f"   loop {mean(kind + ':loop_recall'):.3f}   citation precision {mean(kind + ':precision'):.3f}"
+            f" over {len(totals[kind + ':precision'])}"
+        )
     for route, values in sorted(latency.items()):
         print(
             f"route {route:<7} n={len(values):<4} p50 {_pct(values, 0.5):7.1f} ms"
