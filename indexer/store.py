@@ -122,22 +122,32 @@ def _record(sentence: StoredSentence) -> dict[str, object]:
     }
 
 
+# What the lexical lane holds for a row `r`: its terms under its heading path (the SQL function of migration
+# 0006, shared with that migration), and the token count BM25 normalises length by.
+_LEXICAL_OF_ROW = f"""LATERAL (
+    SELECT t.tsv,
+           (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(t.tsv) u) AS tokens
+    FROM (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}', citeline_lexical_text(r.heading_path, r.text)) AS tsv) t
+) v"""
+
 _INSERT_SENTENCES = f"""
 INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start, line_end,
                        tsv, token_count)
 SELECT %(document_id)s, r.ordinal, r.kind, r.text, decode(r.norm_hash, 'hex'), r.heading_path,
-       r.line_start, r.line_end, v.tsv,
-       (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(v.tsv) u)
+       r.line_start, r.line_end, v.tsv, v.tokens
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(ordinal int, kind text, text text, norm_hash text,
                                              heading_path text[], line_start int, line_end int),
-     LATERAL (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}', normalize(r.text, NFKC)) AS tsv) v
+     {_LEXICAL_OF_ROW}
 """
 
-_UPDATE_MOVED = """
+# A moved sentence keeps its id; its terms are recomputed with it, since a new heading path changes them (the
+# update trigger of migration 0006 keeps the statistics in step).
+_UPDATE_MOVED = f"""
 UPDATE sentences s SET ordinal = r.ordinal, kind = r.kind, text = r.text, heading_path = r.heading_path,
-                       line_start = r.line_start, line_end = r.line_end
+                       line_start = r.line_start, line_end = r.line_end, tsv = v.tsv, token_count = v.tokens
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, ordinal int, kind text, text text,
-                                        heading_path text[], line_start int, line_end int)
+                                        heading_path text[], line_start int, line_end int),
+     {_LEXICAL_OF_ROW}
 WHERE s.id = r.id
 """
 

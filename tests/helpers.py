@@ -6,7 +6,8 @@ from indexer.database import Connection
 
 
 def lexical_stats_are_exact(conn: Connection) -> None:
-    """The trigger-kept BM25 statistics equal a recomputation from the sentences themselves."""
+    """The trigger-kept BM25 statistics equal a recomputation from the sentences themselves, and each row's
+    terms are what the writer computes from its heading path and text now."""
     kept = dict(conn.execute("SELECT term, df FROM lexical_terms").fetchall())
     fresh = dict(
         conn.execute(
@@ -14,6 +15,12 @@ def lexical_stats_are_exact(conn: Connection) -> None:
         ).fetchall()
     )
     assert kept == fresh
+    stale = conn.execute(
+        "SELECT count(*) FROM sentences"
+        " WHERE tsv <> to_tsvector('english', citeline_lexical_text(heading_path, text))"
+        " OR token_count <> (SELECT count(*) FROM unnest(tsv) u, unnest(u.positions) p)"
+    ).fetchone()
+    assert stale == (0,), "every row's terms are those of its heading path and text"
     stats = conn.execute("SELECT sentence_count, token_total FROM lexical_stats").fetchone()
     actual = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM sentences").fetchone()
     assert stats == actual

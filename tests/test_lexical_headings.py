@@ -1,0 +1,98 @@
+"""The lexical lane reads each sentence under its heading path, on a real PostgreSQL: fresh writes, heading
+moves that keep sentence ids, and an index written by schema version 5 being upgraded."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from indexer.database import Connection, Database
+from indexer.lexical import bm25_search
+from indexer.reconcile import Repository, reconcile_repository
+from indexer.schema import available_migrations
+from tests.helpers import lexical_stats_are_exact, sentence_ids
+
+DOC = """# Build cache
+
+It lives in the target folder. Delete it to start over.
+
+## Remote storage
+
+Set the bucket in the config file.
+"""
+
+
+def _texts(conn: Connection, query: str) -> list[str]:
+    return [hit.text for hit in bm25_search(conn, query)]
+
+
+def test_a_sentence_is_found_by_its_headings_words(conn: Connection, repo_dir: Path) -> None:
+    (repo_dir / "cache.md").write_text(DOC)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    found = _texts(conn, "build cache")
+    assert "It lives in the target folder." in found, "its heading names what 'it' is"
+    # The whole heading path counts: a subsection's sentence is read under its page's title too.
+    assert "Set the bucket in the config file." in _texts(conn, "cache bucket")
+    lexical_stats_are_exact(conn)
+
+
+def test_a_moved_heading_changes_the_terms_and_keeps_the_ids(conn: Connection, repo_dir: Path) -> None:
+    path = repo_dir / "cache.md"
+    path.write_text(DOC)
+    repo = Repository("docs", repo_dir)
+    reconcile_repository(conn, repo)
+    before = sentence_ids(conn, "cache.md")
+    path.write_text(DOC.replace("# Build cache", "# Artifact store"))
+    report = reconcile_repository(conn, repo)
+    after = sentence_ids(conn, "cache.md")
+    assert report.sentences_inserted == 1  # the heading itself; its sentences only moved
+    assert after["It lives in the target folder."] == before["It lives in the target folder."]
+    assert "It lives in the target folder." in _texts(conn, "artifact store")
+    assert "It lives in the target folder." not in _texts(conn, "build cache")
+    lexical_stats_are_exact(conn)
+
+
+@pytest.fixture
+def version5(database: Database) -> Iterator[Connection]:
+    """A separate database on the test server, migrated to version 5 only."""
+    name = f"citeline_v5_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        url = psycopg.conninfo.make_conninfo(database.url, dbname=name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            for migration in available_migrations():
+                if migration.version <= 5:
+                    conn.execute(migration.sql.encode("utf-8"))
+            yield conn
+    finally:
+        with psycopg.connect(database.url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def test_upgrading_rebuilds_terms_and_statistics(version5: Connection) -> None:
+    """Rows written as version 5 wrote them (the sentence's own words) are re-read under their headings."""
+    conn = version5
+    conn.execute("INSERT INTO repositories (name, root) VALUES ('docs', '/docs')")
+    conn.execute(
+        "INSERT INTO documents (repository_id, path, content_hash, size_bytes, mtime_ns)"
+        " VALUES (1, 'cache.md', 'h', 1, 1)"
+    )
+    rows = [("heading", "Build cache", []), ("sentence", "It lives in the target folder.", ["Build cache"])]
+    for ordinal, (kind, text, headings) in enumerate(rows):
+        conn.execute(
+            "INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start,"
+            " line_end, tsv, token_count) SELECT 1, %s, %s, %s, '\\x00', %s, 1, 1, t,"
+            " (SELECT count(*) FROM unnest(t) u, unnest(u.positions) p)"
+            " FROM to_tsvector('english', %s) t",
+            (ordinal, kind, text, headings, text),
+        )
+    assert not _texts(conn, "build cache")[1:], "version 5 finds the heading only"
+    upgrade = next(m for m in available_migrations() if m.version == 6)
+    conn.execute(upgrade.sql.encode("utf-8"))
+    assert "It lives in the target folder." in _texts(conn, "build cache")
+    lexical_stats_are_exact(conn)
