@@ -268,7 +268,11 @@ class AnswerEngine:
         with self._database.connect() as conn:
             unseen = [h.sentence_id for h in hits if h.sentence_id not in state.pool.contexts]
             state.pool.contexts.update(fetch_contexts(conn, unseen))
-        new = state.pool.add(hits, state.round, self._config.hits_per_subquery * max(1, len(queries)))
+        limit = self._config.hits_per_subquery * max(1, len(queries))
+        if state.round == 1 and state.shape.comparison:
+            # A comparison's own retrieval most often holds both its documents: all of it is kept.
+            limit = self._config.first_k
+        new = state.pool.add(hits, state.round, limit)
         trace.new_evidence = [h.sentence_id for h in new]
         # The planner reads this round's ranking, including evidence an earlier round already held.
         state.latest = [h for h in hits if h.sentence_id in state.pool.hits]

@@ -165,8 +165,35 @@ def test_loop_is_bounded_and_never_repeats_a_search(
     assert planner.finals == [False] * (rounds - 1) + [True]
     run = [q for t in result.trace for q in t.queries]
     assert run.count("bread yeast") == 1
-    assert all(len(t.new_evidence) <= 2 * len(t.queries) for t in result.trace)  # cap per subquery
+    subqueries = result.trace[1:]  # a comparison's first round keeps its whole first retrieval
+    assert all(len(t.new_evidence) <= 2 * len(t.queries) for t in subqueries)  # cap per subquery
     assert sum(len(t.new_evidence) for t in result.trace) == 4  # cap on all evidence held
+
+
+@pytest.mark.parametrize(
+    ("question", "whole"),
+    [
+        ("Which bowl is older, the Rose Bowl or the Sugar Bowl?", True),
+        ("Where was the BCS title game that the team coached by Nick Saban played in held?", False),
+    ],
+)
+def test_a_comparison_keeps_its_whole_first_retrieval(
+    question: str,
+    whole: bool,
+    clean_database: Database,
+    retriever: Retriever,
+    embedder: EmbeddingModel,
+    indexed: Path,
+) -> None:
+    config = EngineConfig(first_k=6, hits_per_subquery=2, store=False)
+    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    result = engine.answer(question)
+    assert result.route is Route.REASON
+    first = retriever.search(question, 6)
+    sentences = [h for h in first if h.heading_path]  # not the pages' titles: the pool holds no heading
+    expected = len(sentences) if whole else 2
+    assert len(sentences) > 2
+    assert len(result.trace[0].new_evidence) == expected
 
 
 def test_planner_failure_is_a_failed_round_not_a_failed_answer(
