@@ -1,7 +1,10 @@
 """Fusing the two lanes: weighted reciprocal rank fusion, de-duplicated by (document, sentence text).
 
-RRF uses ranks, not scores, because BM25 scores and cosines live on unrelated scales; the constant (60 by
-default) damps the head so one lane's first hit cannot drown the other lane's consensus.
+RRF uses ranks, not scores, because BM25 scores and cosines live on unrelated scales; the constant damps the
+head so one lane's first hit cannot drown the other lane's consensus. The default, 10, damps less than the
+usual 60: at 60 a sentence ranked 60th in both lanes outscores one lane's first hit, and once the lexical lane
+read headings its head was worth more (HotpotQA questions 0-110 one-step recall@10 0.755 -> 0.768, SciFact
+nDCG@10 0.713 -> 0.717).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class Fused:
 def fuse(
     results: Sequence[LaneResult],
     *,
-    rrf_k: float = 60.0,
+    rrf_k: float = 10.0,
     identity: Mapping[int, tuple[int, bytes]] | None = None,
 ) -> list[Fused]:
     """Weighted RRF over the lanes; sentences with the same identity (document id, normalized hash) merge.
