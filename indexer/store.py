@@ -122,11 +122,10 @@ def _record(sentence: StoredSentence) -> dict[str, object]:
     }
 
 
-# What the lexical lane holds for a row `r`: its terms under its heading path (the SQL function of migration
-# 0006, shared with that migration), and the token count BM25 normalises length by.
+# What the lexical lane holds for a row `r`: its terms under its heading path and their count, by the SQL
+# functions of migration 0006, which rebuilt every row with them.
 _LEXICAL_OF_ROW = f"""LATERAL (
-    SELECT t.tsv,
-           (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(t.tsv) u) AS tokens
+    SELECT t.tsv, citeline_token_count(t.tsv) AS tokens
     FROM (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}', citeline_lexical_text(r.heading_path, r.text)) AS tsv) t
 ) v"""
 

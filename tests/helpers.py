@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from indexer.database import Connection
+from indexer.store import TEXT_SEARCH_CONFIG
 
 
 def lexical_stats_are_exact(conn: Connection) -> None:
@@ -17,7 +18,7 @@ def lexical_stats_are_exact(conn: Connection) -> None:
     assert kept == fresh
     stale = conn.execute(
         "SELECT count(*) FROM sentences"
-        " WHERE tsv <> to_tsvector('english', citeline_lexical_text(heading_path, text))"
+        f" WHERE tsv <> to_tsvector('{TEXT_SEARCH_CONFIG}', citeline_lexical_text(heading_path, text))"
         " OR token_count <> (SELECT count(*) FROM unnest(tsv) u, unnest(u.positions) p)"
     ).fetchone()
     assert stale == (0,), "every row's terms are those of its heading path and text"

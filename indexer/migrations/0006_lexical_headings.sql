@@ -10,10 +10,15 @@ CREATE FUNCTION citeline_lexical_text(heading_path text[], body text) RETURNS te
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN normalize(array_to_string(heading_path || body, ' '), NFKC);
 
-UPDATE sentences SET tsv = to_tsvector('english', citeline_lexical_text(heading_path, text));
-UPDATE sentences SET token_count = (
-    SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(tsv) u
-);
+-- The length BM25 normalises by: every position of every lexeme.
+CREATE FUNCTION citeline_token_count(terms tsvector) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(terms) u);
+
+-- One pass, so each row is written once ('english' is indexer.store.TEXT_SEARCH_CONFIG).
+UPDATE sentences s SET tsv = v.tsv, token_count = citeline_token_count(v.tsv)
+FROM (SELECT id, to_tsvector('english', citeline_lexical_text(heading_path, text)) AS tsv FROM sentences) v
+WHERE v.id = s.id;
 
 -- The statistics are rebuilt from the rows rather than patched: every sentence's terms changed at once.
 DO $$
@@ -36,7 +41,7 @@ BEGIN
     END IF;
     PERFORM pg_advisory_xact_lock(7419052305);  -- citeline: lexical statistics writers
     WITH changed AS (
-        SELECT o.tsv AS old_tsv, n.tsv AS new_tsv, o.token_count AS old_count, n.token_count AS new_count
+        SELECT o.tsv AS old_tsv, n.tsv AS new_tsv
         FROM old_rows o JOIN new_rows n USING (id) WHERE o.tsv IS DISTINCT FROM n.tsv
     ), delta AS (
         SELECT term, sum(n)::integer AS n FROM (
