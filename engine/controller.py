@@ -288,6 +288,10 @@ class AnswerEngine:
                 verdicts = verifier.verify(state.question, plan.proposals, state.pool, accepted)
             for verdict in verdicts:
                 self._apply(verdict, state, result, trace)
+            cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
+            if cited:  # their sections' leads join the evidence, each listed after its citation
+                with self._database.connect() as conn:
+                    trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
             if plan.proposals and not trace.accepted and not plan.done:
                 # Every pick was refused: its subquery would follow a lead the answer does not hold, so
                 # the planner, now seeing the refusals, says again what to search next.

@@ -14,29 +14,36 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from engine.retrieval import Hit
+from engine.retrieval import Hit, load_hits
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 
 __all__ = ["EvidencePool", "SentenceContext", "fetch_contexts"]
 
 _CONTEXT_SQL = """
-SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[]
+SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id
 FROM sentences s
 LEFT JOIN sentences p ON p.document_id = s.document_id AND p.ordinal = s.ordinal - 1
 LEFT JOIN sentence_embeddings e ON e.sentence_id = s.id
+LEFT JOIN LATERAL (
+    SELECT l.id FROM sentences l
+    WHERE l.document_id = s.document_id AND l.heading_path = s.heading_path AND l.kind <> 'heading'
+    ORDER BY l.ordinal LIMIT 1
+) lead ON lead.id <> s.id
 WHERE s.id = ANY(%s)
 """
 
 
 @dataclass(frozen=True, slots=True)
 class SentenceContext:
-    """A sentence's previous sentence in its document (if any), when its text was written, and its kind."""
+    """A sentence's previous sentence in its document (if any), when its text was written, its kind, and
+    the first sentence under the same heading (None when that is the sentence itself)."""
 
     previous: str | None
     changed_at: datetime | None
     kind: str = "sentence"
     vector: npt.NDArray[np.float32] | None = None
+    lead: int | None = None
 
 
 def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceContext]:
@@ -45,7 +52,10 @@ def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceCo
         return {}
     rows = conn.execute(_CONTEXT_SQL, (list(ids),)).fetchall()
     return {
-        int(r[0]): SentenceContext(r[1], r[2], str(r[3]), None if r[4] is None else _unit(r[4])) for r in rows
+        int(r[0]): SentenceContext(
+            r[1], r[2], str(r[3]), None if r[4] is None else _unit(r[4]), None if r[5] is None else int(r[5])
+        )
+        for r in rows
     }
 
 
@@ -85,6 +95,31 @@ class EvidencePool:
             held_texts.add(key)
             new.append(hit)
         return new
+
+    def hold_leads(
+        self, conn: Connection, cited: Sequence[Hit], round_number: int, listed: Sequence[int]
+    ) -> list[int]:
+        """Hold the lead sentence of each cited sentence's section; returns `listed` (a round's new evidence)
+        with each lead now held after its citation, or at the end when the citation is not listed.
+
+        A search finds sentences, but the first sentence under a heading is what defines its subject: an
+        answer that cites "He won the title in 2015 by defeating Chris Weidman" is read with the sentence
+        that names the fighter, and the next hop may need what that sentence says of him.
+        """
+        wanted: dict[int, int] = {}
+        for hit in cited:
+            context = self.contexts.get(hit.sentence_id)
+            if context is not None and context.lead is not None and context.lead not in self.hits:
+                wanted.setdefault(context.lead, hit.sentence_id)
+        if not wanted:
+            return list(listed)
+        self.contexts.update(fetch_contexts(conn, [i for i in wanted if i not in self.contexts]))
+        held = self.add(load_hits(conn, list(wanted)), round_number, len(wanted))
+        after = {wanted[lead.sentence_id]: lead.sentence_id for lead in held}
+        order = [
+            i for sentence_id in listed for i in (sentence_id, after.pop(sentence_id, None)) if i is not None
+        ]
+        return order + list(after.values())
 
     def is_heading(self, hit: Hit) -> bool:
         """A heading names a topic and states nothing, so it is never a clause (it still steers retrieval)."""

@@ -23,7 +23,7 @@ from engine.vector_lane import vector_search
 from indexer.database import Connection, Database, configure_session
 from indexer.embedder import EmbeddingModel
 
-__all__ = ["Filters", "Hit", "RetrievalConfig", "Retriever", "SearchMode"]
+__all__ = ["Filters", "Hit", "RetrievalConfig", "Retriever", "SearchMode", "load_hits"]
 
 
 class SearchMode(enum.Enum):
@@ -139,6 +139,13 @@ def _hydrate(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Hit, bytes
         r[0]: (Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], r[9], r[10]), bytes(r[11]))
         for r in rows
     }
+
+
+def load_hits(conn: Connection, ids: Sequence[int]) -> list[Hit]:
+    """The sentences `ids` as hits in that order, with no scores (no search found them); deleted ids are
+    left out."""
+    details = _hydrate(conn, ids)
+    return [details[i][0] for i in ids if i in details]
 
 
 class Retriever:

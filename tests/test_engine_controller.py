@@ -16,6 +16,7 @@ import pytest
 from engine.answers import Budget, Route, Status
 from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
+from engine.evidence import fetch_contexts
 from engine.planners import ExtractivePlanner, Plan, PlannerError, PlannerState
 from engine.retrieval import Hit, Retriever
 from engine.verify import Proposal
@@ -368,3 +369,35 @@ def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
     assert planner.seen_refusals[:2] == [0, 1]
     assert result.trace[1].queries == ["sugar bowl"]
     assert "tokyo stadiums" not in [q for t in result.trace for q in t.queries]
+
+
+def test_the_lead_of_a_cited_sentences_section_joins_the_evidence(
+    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+) -> None:
+    """One hit is held; the lead that names the team rides along, listed right after the citation."""
+    config = EngineConfig(first_k=1, hits_per_subquery=1, store=False)
+    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    result = engine.answer("Which team compiled an 11-1 regular season record under coach Nick Saban?")
+    cited = result.clauses[0].sources[0]
+    assert cited.text.startswith("The Tigers compiled")
+    with clean_database.connect() as conn:
+        lead = conn.execute(
+            "SELECT id FROM sentences WHERE text LIKE 'The 2003 LSU Tigers football team represented%'"
+        ).fetchone()
+    assert lead is not None
+    evidence = result.trace[0].new_evidence
+    assert evidence[evidence.index(cited.sentence_id) + 1] == lead[0]
+
+
+def test_a_section_lead_is_the_first_sentence_under_the_same_heading(
+    conn: Connection, repo_dir: Path
+) -> None:
+    (repo_dir / "guide.md").write_text(
+        "# Guide\n\nFirst one. Second one.\n\n## Cache\n\nThird one. Fourth one.\n"
+    )
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    ids = {text: int(i) for i, text in conn.execute("SELECT id, text FROM sentences").fetchall()}
+    contexts = fetch_contexts(conn, list(ids.values()))
+    assert contexts[ids["Second one."]].lead == ids["First one."]
+    assert contexts[ids["Fourth one."]].lead == ids["Third one."]  # its section's, not the document's
+    assert contexts[ids["First one."]].lead is None and contexts[ids["Third one."]].lead is None
