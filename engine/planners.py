@@ -232,7 +232,7 @@ class ExtractivePlanner:
             return question
         if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
             return question - known
-        names = (e for h in held for e in entities(h.text) if not _DATE.fullmatch(e))
+        names = (e for h in held for e in _names(h.text))
         bridge = stems(" ".join(names)) - question
         return (question - known) | bridge
 
@@ -256,11 +256,7 @@ class ExtractivePlanner:
         if not state.shape.comparison:
             for hit in chosen:
                 source = " ".join((*hit.heading_path, hit.text))
-                bridge += [
-                    e
-                    for e in entities(source)
-                    if e.lower() not in question.lower() and not _DATE.fullmatch(e)
-                ]
+                bridge += [e for e in _names(source) if e.lower() not in question.lower()]
         words = " ".join(uncovered_entities + bridge[: self.max_new_terms] + uncovered_terms).split()
         parts = list(dict.fromkeys(w.lower() for w in words))
         # A comparison's next hop is the document about the other entity: its name alone finds it, where
@@ -293,6 +289,12 @@ _DATE = re.compile(
     r"|december)[\d\s,.:/–-]*)?",
     re.IGNORECASE,
 )
+
+
+def _names(text: str) -> list[str]:
+    """The entities of `text` that can name a next hop: not dates (a date finds every page of that year),
+    and not long quotations (a quoted prize citation is words said, not a name)."""
+    return [e for e in entities(text) if not _DATE.fullmatch(e) and len(e.split()) <= 8]
 
 
 def _title(hit: Hit) -> str:

@@ -100,6 +100,21 @@ def test_the_bridge_subquery_carries_the_new_names_not_dates() -> None:
     assert "1965" not in words and "december" not in words
 
 
+def test_a_long_quotation_is_not_a_bridge_name() -> None:
+    question = (
+        "At what school is the physicist who shared the 2012 Nobel Prize with David Wineland a professor?"
+    )
+    first = _hit(
+        1,
+        "David Wineland",
+        'He shared the 2012 Nobel Prize with Serge Haroche "for ground-breaking experimental methods that'
+        ' enable measuring and manipulation of individual quantum systems".',
+    )
+    words = ExtractivePlanner().plan(_state(question, [], [first]), final=False).queries[0].split()
+    assert {"serge", "haroche", "school", "professor"} <= set(words)
+    assert "manipulation" not in words and "ground-breaking" not in words
+
+
 def test_a_question_asking_for_a_figure_is_answered_by_a_sentence_stating_one() -> None:
     question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
     first = _hit(1, "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is an album by Les McCann.")
