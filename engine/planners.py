@@ -230,8 +230,10 @@ class ExtractivePlanner:
         question = stems(state.question)
         if not held:
             return question
-        if state.shape.comparison:  # the other compared entity, not what the first one's sentence names
-            return question - known
+        if state.shape.comparison:
+            # The other compared entity, not what the first one's sentence names; and the compared attribute
+            # ("writer", "species") for each entity, though the first one's sentence already mentions it.
+            return (question - known) | (question - stems(" ".join(state.shape.entities)))
         names = (e for h in held for e in _names(h.text))
         bridge = stems(" ".join(names)) - question
         return (question - known) | bridge

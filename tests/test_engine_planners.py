@@ -115,6 +115,17 @@ def test_a_long_quotation_is_not_a_bridge_name() -> None:
     assert "manipulation" not in words and "ground-breaking" not in words
 
 
+def test_the_second_compared_entity_is_sought_with_the_compared_attribute() -> None:
+    """The first finding mentions "writer", but the other entity still needs a sentence saying what he was."""
+    question = "Which writer was from England, Henry Roth or Robert Childers?"
+    first = _hit(1, "Henry Roth", "Henry Roth was an American writer.")
+    family = _hit(2, "Robert Childers", "He was the son of the scholar Robert Caesar Childers.", ordinal=2)
+    attribute = _hit(3, "Robert Childers", "Childers was a British writer and a soldier.", ordinal=2)
+    elsewhere = _hit(4, "Roth family", "The Roth family came from Galicia.", ordinal=2)
+    state = _state(question, [first], [elsewhere, family, attribute])
+    assert _pick(state) is attribute
+
+
 def test_a_question_asking_for_a_figure_is_answered_by_a_sentence_stating_one() -> None:
     question = "When was the pianist who recorded Live at Shelly's Manne-Hole born?"
     first = _hit(1, "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is an album by Les McCann.")
