@@ -257,8 +257,10 @@ class ExtractivePlanner:
         bridge: list[str] = []
         if not state.shape.comparison:
             for hit in chosen:
-                source = " ".join((*hit.heading_path, hit.text))
-                bridge += [e for e in _names(source) if e.lower() not in question.lower()]
+                # Each heading and the sentence apart: joined, "Les McCann" and "Les McCann was..." would
+                # read as one name.
+                names = (e for text in (*hit.heading_path, hit.text) for e in _names(text))
+                bridge += [e for e in names if e.lower() not in question.lower()]
         words = " ".join(uncovered_entities + bridge[: self.max_new_terms] + uncovered_terms).split()
         parts = list(dict.fromkeys(w.lower() for w in words))
         # A comparison's next hop is the document about the other entity: its name alone finds it, where

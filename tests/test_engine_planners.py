@@ -100,6 +100,16 @@ def test_the_bridge_subquery_carries_the_new_names_not_dates() -> None:
     assert "1965" not in words and "december" not in words
 
 
+def test_a_heading_and_the_name_opening_its_sentence_are_not_read_as_one_new_name() -> None:
+    """ "Les McCann" + "Les McCann recorded..." once read as the name "Les McCann Les McCann", which is not in
+    the question, so the subquery went back for the pianist the question already names."""
+    question = "Which label released the best known album of the pianist Les McCann?"
+    first = _hit(1, "Les McCann", "Les McCann recorded Swiss Movement with Eddie Harris in 1969.")
+    words = ExtractivePlanner().plan(_state(question, [], [first]), final=False).queries[0].split()
+    assert {"swiss", "movement", "eddie", "harris", "label"} <= set(words)
+    assert "mccann" not in words
+
+
 def test_a_long_quotation_is_not_a_bridge_name() -> None:
     question = (
         "At what school is the physicist who shared the 2012 Nobel Prize with David Wineland a professor?"
