@@ -121,6 +121,11 @@ class EvidencePool:
         ]
         return order + list(after.values())
 
+    def lead_of(self, hit: Hit) -> Hit | None:
+        """The held lead sentence of `hit`'s section, if it is held and is not `hit` itself."""
+        context = self.contexts.get(hit.sentence_id)
+        return self.hits.get(context.lead) if context is not None and context.lead is not None else None
+
     def is_heading(self, hit: Hit) -> bool:
         """A heading names a topic and states nothing, so it is never a clause (it still steers retrieval)."""
         context = self.contexts.get(hit.sentence_id)

@@ -155,15 +155,17 @@ class ExtractivePlanner:
     def _choose(self, state: PlannerState) -> list[Hit]:
         """The best-scored candidates, from documents no finding cites yet when there are any.
 
-        Past the first hop of a bridge question, a new document must be one the findings or the question
-        name (its title's words all appear there): the bridge is what links one hop to the next, and a
-        document reached by shared words alone was a wrong page in 7 of 12 cited on HotpotQA questions 0-110.
+        Past the first hop of a bridge question, a new document must be one the findings (read with the
+        leads of their sections) or the question name (its title's words all appear there): the bridge is
+        what links one hop to the next, and a document reached by shared words alone was a wrong page in 7
+        of 12 cited on HotpotQA questions 0-110.
         """
         ranked = [hit for hit, _ in self._rank(state)]
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
         if state.accepted and not state.shape.comparison:
-            named = stems(" ".join([state.question, *(h.text for h in state.held())]))
+            read = [*state.held(), *(lead for h in state.held() if (lead := state.pool.lead_of(h)))]
+            named = stems(" ".join([state.question, *(h.text for h in read)]))
             fresh = [h for h in fresh if stems(_title(h)) <= named]
             if not fresh:
                 return []  # no named document found: the answer stops at what it has

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.evidence import EvidencePool
+from engine.evidence import EvidencePool, SentenceContext
 from engine.planners import ExtractivePlanner, Finding, PlannerState
 from engine.retrieval import Hit
 from engine.routing import shape
@@ -108,6 +108,19 @@ def test_a_heading_and_the_name_opening_its_sentence_are_not_read_as_one_new_nam
     words = ExtractivePlanner().plan(_state(question, [], [first]), final=False).queries[0].split()
     assert {"swiss", "movement", "eddie", "harris", "label"} <= set(words)
     assert "mccann" not in words
+
+
+def test_a_finding_is_read_with_its_sections_lead_when_naming_the_next_hop() -> None:
+    """The cited sentence does not name the station; the lead of its section, held beside it, does."""
+    question = "On what UHF channel is the station that Cindy Williams works for broadcast?"
+    lead = _hit(1, "Cindy Williams", "Cindy Williams is a news anchor with WCSH in Portland.")
+    finding = _hit(2, "Cindy Williams", "Williams has won several awards for her reporting.", ordinal=2)
+    station = _hit(3, "WCSH", "It broadcasts a digital signal on UHF channel 44.")
+    state = _state(question, [finding], [station])
+    assert ExtractivePlanner().plan(state, final=False).proposals == []  # no finding names WCSH
+    state.pool.add([lead], 1, 1)
+    state.pool.contexts[finding.sentence_id] = SentenceContext(None, None, lead=lead.sentence_id)
+    assert _pick(state) is station
 
 
 def test_a_long_quotation_is_not_a_bridge_name() -> None:
