@@ -145,7 +145,8 @@ class ExtractivePlanner:
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
         """Propose the next sentence(s) and, unless final, the next subquery."""
         chosen = self._choose(state)
-        proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,)) for h in chosen]
+        linked = bool(state.accepted) and not state.shape.comparison  # see _choose: a named document
+        proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked) for h in chosen]
         done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)

@@ -177,6 +177,10 @@ def test_past_the_first_hop_a_bridge_goes_only_to_a_document_its_findings_name()
     unnamed = _hit(2, "Bill Evans", "Bill Evans (born 1929) was a jazz pianist who recorded live albums.")
     named = _hit(3, "Les McCann (musician)", "McCann was born in 1935 in Kentucky.", ordinal=2)
     assert _pick(_state(question, [first], [unnamed, named])) is named
+    # Reached through the finding that names it, so verification holds it to the linked relevance floor.
+    (later,) = ExtractivePlanner().plan(_state(question, [first], [unnamed, named]), final=False).proposals
+    (opening,) = ExtractivePlanner().plan(_state(question, [], [first]), final=False).proposals
+    assert later.linked and not opening.linked
     # With no named document at hand the answer stops at what it has, rather than cite a stranger.
     plan = ExtractivePlanner().plan(_state(question, [first], [unnamed]), final=False)
     assert plan.proposals == [] and plan.done

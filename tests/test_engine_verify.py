@@ -259,3 +259,16 @@ def test_a_clause_whose_sources_do_not_bear_on_the_question_is_not_emitted(embed
         "why does bread rise", [proposal], _pool(embedder)
     )
     assert high[0].accepted, high[0].reason
+
+
+def test_a_later_hop_reached_through_a_finding_is_held_to_the_lower_relevance_floor(
+    embedder: EmbeddingModel,
+) -> None:
+    """0.25 is below `min_relevance` (0.35) but above `min_relevance_linked` (0.15)."""
+    config = VerifyConfig()
+    assert config.min_relevance_linked < 0.25 < config.min_relevance
+    verifier = Verifier(ScriptedNLI(), _FixedRelevance(0.25))
+    unlinked, linked = (Proposal(SENTENCES[2], support_ids=(3,), linked=flag) for flag in (False, True))
+    verdicts = verifier.verify("how big is the Acme bridge's river", [unlinked, linked], _pool(embedder))
+    assert not verdicts[0].accepted and "bear on the question" in verdicts[0].reason
+    assert verdicts[1].accepted, verdicts[1].reason
