@@ -1,4 +1,5 @@
-"""The evidence gathered for a question: retrieved sentences, their neighbours, when they changed, vectors.
+"""The evidence gathered for a question: retrieved sentences, their neighbours and section leads, when they
+changed, vectors.
 
 Verification reads a source with its previous sentence as context ("It was founded in 1901." needs the
 sentence naming "it"), conflict handling prefers the most recently changed sentence, and the semantic stage
@@ -116,9 +117,11 @@ class EvidencePool:
         self.contexts.update(fetch_contexts(conn, [i for i in wanted if i not in self.contexts]))
         held = self.add(load_hits(conn, list(wanted)), round_number, len(wanted))
         after = {wanted[lead.sentence_id]: lead.sentence_id for lead in held}
-        order = [
-            i for sentence_id in listed for i in (sentence_id, after.pop(sentence_id, None)) if i is not None
-        ]
+        order: list[int] = []
+        for sentence_id in listed:
+            order.append(sentence_id)
+            if sentence_id in after:
+                order.append(after.pop(sentence_id))
         return order + list(after.values())
 
     def lead_of(self, hit: Hit) -> Hit | None:
