@@ -27,9 +27,11 @@ __all__ = [
     "stems",
 ]
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+_WORD = re.compile(r"[^\W_][\w'’\-]*")
+"""A word in any script: "Prológica" and "Høgh" are one word each, not "Prol gica" and "H gh"."""
+_CAPITAL = "A-Z0-9À-ÖØ-Þ"
 _ENTITY = re.compile(
-    r"(?:\"[^\"]+\"|“[^”]+”|(?:[A-Z0-9][\w'’\-.]*)(?:\s+(?:of|the|de|&)?\s*[A-Z0-9][\w'’\-.]*)*)"
+    rf"(?:\"[^\"]+\"|“[^”]+”|(?:[{_CAPITAL}][\w'’\-.]*)(?:\s+(?:of|the|de|&)?\s*[{_CAPITAL}][\w'’\-.]*)*)"
 )
 _COMPARISON = re.compile(
     r"\b(which|who|what)\b.*\b(or)\b|^\s*(is|are|was|were|do|does|did|has|have)\b.+\bor\b"

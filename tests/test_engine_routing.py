@@ -45,6 +45,13 @@ def test_entities_and_content_terms() -> None:
     assert content_terms("Why does the bread dough rise so fast?") == ["bread", "dough", "rise", "fast"]
 
 
+def test_words_and_names_in_any_script_stay_whole() -> None:
+    question = "Were the Prológica CP-400 and the Commodore 16 made where Élie and Lars Høgh lived?"
+    assert {"prológica", "høgh", "élie"} <= set(content_terms(question))
+    assert "gica" not in content_terms(question)
+    assert {"Prológica CP-400", "Élie", "Lars Høgh"} <= set(entities(question))
+
+
 def test_confident_single_fact_goes_fast() -> None:
     decision = route("why does bread dough rise", _hits(0.93, 0.20))
     assert decision.route is Route.FAST
