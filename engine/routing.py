@@ -29,6 +29,7 @@ __all__ = [
 
 _WORD = re.compile(r"[^\W_][\w'’\-]*")
 """A word in any script: "Prológica" and "Høgh" are one word each, not "Prol gica" and "H gh"."""
+_DIGIT_DASH = re.compile(r"(?<=\d)[‐‑‒–—−](?=\d)")
 _CAPITAL = "A-Z0-9À-ÖØ-Þ"
 _ENTITY = re.compile(
     rf"(?:\"[^\"]+\"|“[^”]+”|(?:[{_CAPITAL}][\w'’\-.]*)(?:\s+(?:of|the|de|&)?\s*[{_CAPITAL}][\w'’\-.]*)*)"
@@ -81,8 +82,9 @@ def stems(text: str) -> set[str]:
 
 
 def content_terms(text: str) -> list[str]:
-    """Lower-cased words that carry content (no stopwords), in order, without repeats."""
-    words = (w.lower().strip("'’-") for w in _WORD.findall(text))
+    """Lower-cased words that carry content (no stopwords), in order, without repeats; a dash between digits
+    is a hyphen, so the "2-6" of a question meets the "2–6" of a page."""
+    words = (w.lower().strip("'’-") for w in _WORD.findall(_DIGIT_DASH.sub("-", text)))
     return list(dict.fromkeys(w for w in words if w and w not in STOPWORDS))
 
 

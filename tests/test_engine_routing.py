@@ -50,6 +50,9 @@ def test_words_and_names_in_any_script_stay_whole() -> None:
     assert {"prológica", "høgh", "élie"} <= set(content_terms(question))
     assert "gica" not in content_terms(question)
     assert {"Prológica CP-400", "Élie", "Lars Høgh"} <= set(entities(question))
+    # A dash between digits is a hyphen, whichever dash the page used; between words it separates them.
+    assert content_terms("a 2–6 record, 1998—2008") == content_terms("a 2-6 record, 1998-2008")
+    assert content_terms("Goulding—Martin") == ["goulding", "martin"]
 
 
 def test_confident_single_fact_goes_fast() -> None:
