@@ -165,7 +165,8 @@ class ExtractivePlanner:
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
         if state.accepted and not state.shape.comparison:
-            read = [*state.held(), *(lead for h in state.held() if (lead := state.pool.lead_of(h)))]
+            held = state.held()
+            read = [*held, *(lead for h in held if (lead := state.pool.lead_of(h)))]
             named = stems(" ".join([state.question, *(h.text for h in read)]))
             fresh = [h for h in fresh if stems(_title(h)) <= named]
             if not fresh:
