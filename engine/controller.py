@@ -31,10 +31,10 @@ from engine.answers import (
     Verification,
 )
 from engine.crossencoders import EntailmentModel, RelevanceModel
-from engine.evidence import EvidencePool, fetch_contexts
+from engine.evidence import EvidencePool, cite_companions, fetch_contexts
 from engine.planners import ExtractivePlanner, FailedSearch, Finding, Planner, PlannerError, PlannerState
 from engine.retrieval import Filters, Hit, Retriever
-from engine.routing import RoutingConfig, content_terms, route
+from engine.routing import RoutingConfig, content_terms, question_parts, route
 from engine.verify import Conflict, Proposal, Verdict, Verifier, VerifyConfig
 from indexer.answers import SourceState, find_answer, load_answer, save_answer
 from indexer.database import Database
@@ -197,6 +197,7 @@ class AnswerEngine:
         state = PlannerState(
             question, decision.shape, pool, max_rounds=min(config.max_rounds, _ROUNDS[budget])
         )
+        state.parts = question_parts(question)
         if decision.route is Route.FAST:
             state.shape = replace(state.shape, comparison=False, bridge=False)
             self._round(state, verifier, result, [question], first, final=True, retrieve_ms=ms)
@@ -276,6 +277,10 @@ class AnswerEngine:
         trace.new_evidence = [h.sentence_id for h in new]
         # The planner reads this round's ranking, including evidence an earlier round already held.
         state.latest = [h for h in hits if h.sentence_id in state.pool.hits]
+        if self._relevance is not None:
+            with _timed(trace.timings_ms, "rate"):
+                for query in dict.fromkeys([state.question, *state.parts]):
+                    state.pool.rate(query, self._relevance, state.latest)
         plan = None
         with _timed(trace.timings_ms, "plan"):
             try:
@@ -291,6 +296,7 @@ class AnswerEngine:
             cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
             if cited:  # their sections' leads join the evidence, each listed after its citation
                 with self._database.connect() as conn:
+                    cite_companions(conn, state.pool, [c for c in result.clauses if c.round == state.round])
                     trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
             if plan.proposals and not trace.accepted and not plan.done:
                 # Every pick was refused: its subquery would follow a lead the answer does not hold, so

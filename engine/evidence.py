@@ -15,16 +15,20 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
+from engine.answers import AnswerClause
+from engine.crossencoders import RelevanceModel
 from engine.retrieval import Hit, load_hits
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 
-__all__ = ["EvidencePool", "SentenceContext", "fetch_contexts"]
+__all__ = ["EvidencePool", "SentenceContext", "cite_companions", "fetch_contexts", "leans_on"]
 
 _CONTEXT_SQL = """
-SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id
+SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id,
+       CASE WHEN p.kind <> 'heading' THEN p.id END, n.id
 FROM sentences s
 LEFT JOIN sentences p ON p.document_id = s.document_id AND p.ordinal = s.ordinal - 1
+LEFT JOIN sentences n ON n.document_id = s.document_id AND n.ordinal = s.ordinal + 1 AND n.kind <> 'heading'
 LEFT JOIN sentence_embeddings e ON e.sentence_id = s.id
 LEFT JOIN LATERAL (
     SELECT l.id FROM sentences l
@@ -37,14 +41,17 @@ WHERE s.id = ANY(%s)
 
 @dataclass(frozen=True, slots=True)
 class SentenceContext:
-    """A sentence's previous sentence in its document (if any), when its text was written, its kind, and
-    the first sentence under the same heading (None when that is the sentence itself)."""
+    """A sentence's previous sentence in its document (if any), when its text was written, its kind, the
+    first sentence under the same heading (None when that is the sentence itself), and the ids of the units
+    just before and after it (None at a heading or the document's edge)."""
 
     previous: str | None
     changed_at: datetime | None
     kind: str = "sentence"
     vector: npt.NDArray[np.float32] | None = None
     lead: int | None = None
+    previous_id: int | None = None
+    next_id: int | None = None
 
 
 def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceContext]:
@@ -54,16 +61,67 @@ def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceCo
     rows = conn.execute(_CONTEXT_SQL, (list(ids),)).fetchall()
     return {
         int(r[0]): SentenceContext(
-            r[1], r[2], str(r[3]), None if r[4] is None else _unit(r[4]), None if r[5] is None else int(r[5])
+            r[1],
+            r[2],
+            str(r[3]),
+            None if r[4] is None else _unit(r[4]),
+            _id(r[5]),
+            _id(r[6]),
+            _id(r[7]),
         )
         for r in rows
     }
+
+
+def _id(value: object) -> int | None:
+    return None if value is None else int(str(value))
+
+
+_POINTS_BACK = frozenset({"this", "it", "these", "those", "that", "they", "such", "here"})
+"""Opening words by which a sentence leans on the one before it ("This is also disabled by default.")."""
+
+
+def leans_on(hit: Hit, context: SentenceContext | None) -> int | None:
+    """The id of the neighbour `hit` cannot be read without, if any: the unit after a sentence that ends
+    with a colon (it introduces a list or a code block), else the sentence before one that opens with a
+    pointing word. A neighbour across a heading is never taken: a section starts afresh."""
+    if context is None:
+        return None
+    if hit.text.rstrip().endswith(":"):
+        return context.next_id
+    first = hit.text.lstrip().split(" ", 1)[0].strip(",.;:").lower()
+    return context.previous_id if first in _POINTS_BACK else None
 
 
 def _unit(values: list[float]) -> npt.NDArray[np.float32]:
     vector = np.asarray(values, dtype=np.float32)
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else vector
+
+
+def cite_companions(conn: Connection, pool: EvidencePool, clauses: list[AnswerClause]) -> None:
+    """A source that cannot be read alone is cited with the neighbour it leans on, right after it, each with
+    its own line range: "To reload the configuration, send this request:" with the request that follows,
+    "This is also disabled by default." with the sentence that says what "this" is."""
+    wanted = {
+        source.sentence_id: companion
+        for clause in clauses
+        for source in clause.sources
+        if (companion := leans_on(source, pool.contexts.get(source.sentence_id))) is not None
+    }
+    if not wanted:
+        return
+    found = {hit.sentence_id: hit for hit in load_hits(conn, list(set(wanted.values())))}
+    for clause in clauses:
+        cited = {s.sentence_id for s in clause.sources}
+        sources: list[Hit] = []
+        for source in clause.sources:
+            sources.append(source)
+            neighbour = found.get(wanted.get(source.sentence_id, -1))
+            if neighbour is not None and neighbour.sentence_id not in cited:
+                sources.append(neighbour)
+                cited.add(neighbour.sentence_id)
+        clause.sources = sources
 
 
 @dataclass(slots=True)
@@ -75,6 +133,9 @@ class EvidencePool:
     hits: dict[int, Hit] = field(default_factory=dict)
     round_of: dict[int, int] = field(default_factory=dict)
     contexts: dict[int, SentenceContext] = field(default_factory=dict)
+    ratings: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Per question (or part of one): how well each rated sentence answers it, as the relevance model reads
+    it, from 0 to 1."""
     _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
     def add(self, hits: Iterable[Hit], round_number: int, limit: int) -> list[Hit]:
@@ -123,6 +184,25 @@ class EvidencePool:
             if sentence_id in after:
                 order.append(after.pop(sentence_id))
         return order + list(after.values())
+
+    def rate(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
+        """Rate each of `hits` not yet rated for how well it answers `query` (one model batch); returns
+        every rating for `query` so far.
+
+        The model reads the sentence under its heading path (`Hit.headed_text`): a docs sentence often
+        leaves its subject to the heading ("It lives in the target folder." under "Build cache").
+        """
+        rated = self.ratings.setdefault(query, {})
+        todo = list({h.sentence_id: h for h in hits if h.sentence_id not in rated}.values())
+        if todo:
+            scores = model.score(query, [h.headed_text for h in todo])
+            for hit, value in zip(todo, scores, strict=True):
+                rated[hit.sentence_id] = min(1.0, max(0.0, value))
+        return rated
+
+    def rating(self, query: str, hit: Hit) -> float:
+        """`hit`'s rating for `query`, 0 when it was not rated."""
+        return self.ratings.get(query, {}).get(hit.sentence_id, 0.0)
 
     def lead_of(self, hit: Hit) -> Hit | None:
         """The held lead sentence of `hit`'s section, if it is held and is not `hit` itself."""

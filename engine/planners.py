@@ -72,6 +72,8 @@ class PlannerState:
     rejected: list[RejectedClause] = field(default_factory=list)
     failed: list[FailedSearch] = field(default_factory=list)
     queries_run: list[str] = field(default_factory=list)
+    parts: tuple[str, ...] = ()
+    """The questions the question asks at once (`routing.question_parts`), when it asks more than one."""
 
     def covered_documents(self) -> set[str]:
         """Paths the accepted findings cite."""
@@ -136,6 +138,11 @@ class ExtractivePlanner:
 
     clauses_per_round: int = 1
     max_new_terms: int = 6
+    relevance_weight: float = 0.0
+    """How much the relevance model's rating of a sentence for the whole question (0 to 1) adds to its
+    score, beside the term and rank features. Off by default: with the shipped relevance model it made the
+    docs tuning questions answer more often without citing the answering sentence more often (see the
+    README's Answers section). Each part of a two-part question is always chosen by its rating."""
 
     @property
     def name(self) -> str:
@@ -147,6 +154,8 @@ class ExtractivePlanner:
         chosen = self._choose(state)
         linked = bool(state.accepted) and not state.shape.comparison  # see _choose: a named document
         proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked) for h in chosen]
+        if len(state.parts) > 1 and not state.accepted and not state.shape.comparison:
+            proposals += self._per_part(state, chosen)
         done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)
@@ -178,6 +187,26 @@ class ExtractivePlanner:
             if all(hit.path != p.path for p in picked):
                 picked.append(hit)
         return picked
+
+    def _per_part(self, state: PlannerState, chosen: Sequence[Hit]) -> list[Proposal]:
+        """For a question that asks several things, the best sentence for each part the chosen ones do not
+        already answer best: rated against that part and mentioning its terms."""
+        candidates = [hit for hit, _ in self._rank(state)]
+        taken = {h.sentence_id for h in chosen}
+        proposals = []
+        for part in state.parts:
+            terms = stems(part)
+
+            def fit(hit: Hit, part: str = part, terms: set[str] = terms) -> float:
+                share = len(terms & stems(hit.headed_text)) / len(terms) if terms else 0.0
+                return state.pool.rating(part, hit) + 0.5 * share
+
+            best = max(candidates, key=fit, default=None)
+            if best is None or best.sentence_id in taken:
+                continue
+            taken.add(best.sentence_id)
+            proposals.append(Proposal(best.text, ReferenceNeed.SINGLE, (best.sentence_id,), False, part))
+        return proposals
 
     def _rank(self, state: PlannerState) -> list[tuple[Hit, float]]:
         """Every sentence that could be proposed now, with its score, best first.
@@ -221,7 +250,8 @@ class ExtractivePlanner:
             about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
             titled = 0.5 if _title(hit) in sought else 0.0
-            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled
+            rated = self.relevance_weight * state.pool.rating(state.question, hit)
+            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled + rated
 
         scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
         return sorted(scored, key=lambda item: -item[1])

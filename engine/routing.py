@@ -21,6 +21,7 @@ __all__ = [
     "RoutingDecision",
     "content_terms",
     "entities",
+    "question_parts",
     "route",
     "shape",
     "stem",
@@ -101,6 +102,26 @@ def entities(text: str) -> list[str]:
         if words:
             found.append(" ".join(words))
     return list(dict.fromkeys(found))
+
+
+_PART_BREAK = re.compile(
+    r"(?:,|;|\s+-|\s+–)?\s+(?:and|but|or)\s+(?=(?:(?:on|in|at|for|from|to|with|by)\s+)?(?:what|which|who|where|when|why|how|is|are|was|were|do|does"
+    r"|did|can|could|should|will|would|must)\b)"
+    r"|[?;]\s+(?=\S)",
+    re.IGNORECASE,
+)
+_MIN_PART_TERMS = 2
+
+
+def question_parts(question: str) -> tuple[str, ...]:
+    """The questions `question` asks at once, each to be answered by its own clause: "how do I make X
+    accept Y, and on which path will it receive them?" asks two. A part needs two content terms of its own,
+    or it is only a tail of the other ("... and why?"), and the question stays whole."""
+    pieces = [p.strip(" ,;?-–") for p in _PART_BREAK.split(question)]
+    parts = tuple(p for p in pieces if p)
+    if len(parts) < 2 or any(len(content_terms(p)) < _MIN_PART_TERMS for p in parts):
+        return (question.strip(),)
+    return parts
 
 
 @dataclass(frozen=True, slots=True)

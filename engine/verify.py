@@ -90,6 +90,9 @@ class Proposal:
     linked: bool = False
     """Its document was reached through a finding that names it (a bridge's later hop), so the question
     alone does not say what makes it relevant, and `min_relevance_linked` applies."""
+    asks: str = ""
+    """The part of a two-part question this clause answers ("...and on which path will it receive them?"):
+    its sources may bear on that part more than on the whole question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +234,8 @@ class Verifier:
         if not hits:
             return {}
         if self._relevance is not None:
-            scores = self._relevance.score(question, [h.headed_text for h in hits])
+            rated = pool.rate(question, self._relevance, hits)  # the planner's ratings, not recomputed
+            scores = [rated[h.sentence_id] for h in hits]
         else:
             q = pool.vectors([question])[0]
             scores = [float(v @ q) for v in pool.hit_vectors(hits)]
@@ -317,6 +321,9 @@ class Verifier:
                 proposal, False, reason, supports, verification, verification.composite, contradiction
             )
         floor = config.min_relevance_linked if proposal.linked else config.min_relevance
+        if self._relevance is not None and proposal.asks:
+            rated = pool.rate(proposal.asks, self._relevance, supports)
+            rels = [max(r, rated[h.sentence_id]) for r, h in zip(rels, supports, strict=True)]
         if self._relevance is not None and max(rels) < floor:
             reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
             return Verdict(proposal, False, reason)

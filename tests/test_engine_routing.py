@@ -6,7 +6,7 @@ import pytest
 
 from engine.answers import Route
 from engine.retrieval import Hit
-from engine.routing import RoutingConfig, content_terms, entities, route, shape, stem
+from engine.routing import RoutingConfig, content_terms, entities, question_parts, route, shape, stem
 
 
 def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
@@ -101,3 +101,34 @@ def test_routing_is_deterministic_and_configurable() -> None:
 )
 def test_stem_joins_inflections_and_nothing_more(words: tuple[str, ...], same: bool) -> None:
     assert (len({stem(w) for w in words}) == 1) is same
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "How do I enable the OTLP receiver, and on which HTTP path will it receive metrics?",
+            ("How do I enable the OTLP receiver", "on which HTTP path will it receive metrics"),
+        ),
+        (
+            "What is the default query timeout, and which flag changes it?",
+            ("What is the default query timeout", "which flag changes it"),
+        ),
+        ("Where do the logs go? How long are they kept?", ("Where do the logs go", "How long are they kept")),
+    ],
+)
+def test_a_question_that_asks_two_things_has_two_parts(question: str, parts: tuple[str, ...]) -> None:
+    assert question_parts(question) == parts
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which city is larger, Paris or Lyon?",
+        "Were Scott Derrickson and Ed Wood of the same nationality?",
+        "Who directed the film and when?",
+        "How do I reload the configuration without a restart?",
+    ],
+)
+def test_one_question_with_an_and_stays_whole(question: str) -> None:
+    assert question_parts(question) == (question,)

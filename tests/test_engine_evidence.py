@@ -1,0 +1,65 @@
+"""What the evidence pool holds beside the hits: the neighbour a sentence leans on, and relevance ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from engine.evidence import EvidencePool, SentenceContext, leans_on
+from engine.retrieval import Hit
+
+
+def _hit(text: str, sentence_id: int = 7) -> Hit:
+    return Hit(sentence_id, text, "docs", "guide.md", 3, 3, ("Guide",), 1, 2, None, True)
+
+
+NEIGHBOURS = SentenceContext("The sentence before.", None, previous_id=6, next_id=8)
+
+
+@pytest.mark.parametrize(
+    ("text", "neighbour"),
+    [
+        ("To reload the configuration, send this request:", 8),
+        ("This is also disabled by default.", 6),
+        ("It lives in the target folder.", 6),
+        ("These flags are experimental.", 6),
+        ("The default scrape timeout is 10 seconds.", None),
+        ("Items in this list are sorted.", None),
+    ],
+)
+def test_a_sentence_leans_on_the_unit_it_introduces_or_the_one_it_points_back_to(
+    text: str, neighbour: int | None
+) -> None:
+    assert leans_on(_hit(text), NEIGHBOURS) == neighbour
+
+
+def test_no_neighbour_is_taken_across_a_heading_or_the_documents_edge() -> None:
+    first_in_section = SentenceContext(None, None, previous_id=None, next_id=None)
+    assert leans_on(_hit("This is the first sentence."), first_in_section) is None
+    assert leans_on(_hit("Run this:"), first_in_section) is None
+    assert leans_on(_hit("Run this:"), None) is None
+
+
+class CountingRelevance:
+    """Scores a passage by how many of the query's words it holds; counts the passages it was asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.asked += passages
+        words = set(query.lower().split())
+        return [len(words & set(p.lower().split())) / len(words) for p in passages]
+
+
+def test_each_sentence_is_rated_once_and_read_under_its_heading() -> None:
+    pool = EvidencePool(None)
+    model = CountingRelevance()
+    first, second = _hit("It lives in the target folder.", 1), _hit("Bread rises.", 2)
+    question = "where does the guide say it lives"
+    pool.rate(question, model, [first, second])
+    rated = pool.rate(question, model, [first])
+    assert model.asked == ["Guide: It lives in the target folder.", "Guide: Bread rises."]
+    assert rated[1] > rated[2] == pool.rating(question, second)
+    assert pool.rating("another question", first) == 0.0
