@@ -83,10 +83,13 @@ _POINTS_BACK = frozenset({"this", "it", "these", "those", "that", "they", "such"
 
 def leans_on(hit: Hit, context: SentenceContext | None) -> int | None:
     """The id of the neighbour `hit` cannot be read without, if any: the unit after a sentence that ends
-    with a colon (it introduces a list or a code block), else the sentence before one that opens with a
-    pointing word. A neighbour across a heading is never taken: a section starts afresh."""
+    with a colon (it introduces a list or a code block), the sentence before a code block or before a
+    sentence that opens with a pointing word. A neighbour across a heading is never taken: a section starts
+    afresh."""
     if context is None:
         return None
+    if context.kind == "code":
+        return context.previous_id  # a code block is read with the sentence that introduces it
     if hit.text.rstrip().endswith(":"):
         return context.next_id
     first = hit.text.lstrip().split(" ", 1)[0].strip(",.;:").lower()

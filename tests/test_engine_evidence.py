@@ -34,6 +34,11 @@ def test_a_sentence_leans_on_the_unit_it_introduces_or_the_one_it_points_back_to
     assert leans_on(_hit(text), NEIGHBOURS) == neighbour
 
 
+def test_a_code_block_is_read_with_the_sentence_that_introduces_it() -> None:
+    code = SentenceContext("Send this request:", None, kind="code", previous_id=6, next_id=8)
+    assert leans_on(_hit("curl -X POST http://localhost:9090/-/reload"), code) == 6
+
+
 def test_no_neighbour_is_taken_across_a_heading_or_the_documents_edge() -> None:
     first_in_section = SentenceContext(None, None, previous_id=None, next_id=None)
     assert leans_on(_hit("This is the first sentence."), first_in_section) is None
