@@ -18,6 +18,7 @@ from api.context import Answering, Services
 from api.metrics import ApiMetrics
 from api.ops import OPS_ROUTES
 from api.problems import exception_handlers
+from api.requests import CitelineRequest
 from api.routes import ROUTES
 from api.settings import ApiSettings
 from engine.retrieval import Retriever
@@ -59,6 +60,7 @@ def create_app(
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},
         guards=[KeyGuard(settings.keys, settings.protect_probes)],
         exception_handlers=exception_handlers(),
+        request_class=CitelineRequest,
         middleware=[metrics.middleware],
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[open_pool],
