@@ -1,5 +1,8 @@
 """Operator routes and the page: liveness, readiness, Prometheus metrics, and `/` with its static files.
 
+`/metrics` is not a probe: its series name repositories and count their documents, so it is scoped like
+the `/v1` routes (see `api.metrics`).
+
 Readiness is what a load balancer acts on: not ready when the database does not answer (nothing can be
 served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
 edits on the vector lane). Liveness never touches the database, so a database outage does not restart
@@ -61,17 +64,13 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
     return Response(ReadyOut(True, round(oldest.age_seconds, 3), limit))
 
 
-@get(
-    "/metrics",
-    sync_to_thread=True,
-    opt={PROBE: True},
-    summary="Prometheus metrics",
-    media_type=CONTENT_TYPE_LATEST,
-)
+@get("/metrics", sync_to_thread=True, summary="Prometheus metrics", media_type=CONTENT_TYPE_LATEST)
 def metrics(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[bytes]:
-    """The Prometheus text format; figures cover every repository, so a scoped key is refused."""
-    access_of(request).require_unscoped()
-    return Response(services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    """The Prometheus text format. Not a probe: its series name repositories, so with keys configured it
+    needs one whatever `protect_probes` says, and a scoped key sees only its repositories' series (plus the
+    process-wide ones, which carry no repository label)."""
+    body = services.metrics.render(access_of(request).repositories)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 @get("/", opt={PUBLIC: True}, include_in_schema=False, media_type=MediaType.HTML)

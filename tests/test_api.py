@@ -152,10 +152,10 @@ def test_auth_on_every_route(indexed: Path, clean_database: Database, retriever:
         assert client.get(
             f"/v1/answers/{answer_id}", headers={"Authorization": f"Bearer {FULL_KEY}"}
         ).is_success
+        assert client.get("/metrics").status_code == 401, "metrics name repositories: a key is needed"
         for open_path in (
             "/healthz",
             "/readyz",
-            "/metrics",
             "/",
             "/static/style.css",
             "/schema/openapi.json",
