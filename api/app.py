@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from api.auth import PUBLIC, KeyGuard
 from api.context import Answering, Services
+from api.contract import ClosedStructs
 from api.metrics import ApiMetrics
 from api.ops import OPS_ROUTES
 from api.problems import exception_handlers
@@ -61,6 +62,7 @@ def create_app(
         guards=[KeyGuard(settings.keys, settings.protect_probes)],
         exception_handlers=exception_handlers(),
         request_class=CitelineRequest,
+        plugins=[ClosedStructs()],
         middleware=[metrics.middleware],
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[open_pool],
