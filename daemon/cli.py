@@ -25,7 +25,7 @@ from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
-from daemon.services import EmbedderProcess, embedder_builder, queue_options, set_torch_threads, watcher
+from daemon.services import ChildProcess, embedder_builder, queue_options, set_torch_threads, watcher
 from daemon.serving import api_service, ask, serve_api
 from engine.retrieval import Filters, SearchMode
 from indexer.database import Database, DatabaseError, open_database
@@ -210,8 +210,11 @@ def _run_daemon(
     shutdown = threading.Event()
     reconnector = Reconnector(database, shutdown)
     services: list[Service] = [watcher(config, reconnector, repos)]
+    if api and config.watch.separate_process:
+        paths = [str(path) for path in args.paths]
+        services = [ChildProcess("watch", ["watch", "--no-embed", *paths], args.config)]
     if embed and config.embedding.separate_process:
-        services.append(EmbedderProcess(args.config, config.embedding.nice))
+        services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice))
     elif embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector)))
     if api:

@@ -128,6 +128,8 @@ class WatchConfig:
     step_ms: int = 30
     max_batch_ms: int = 1000
     full_scan_threshold: int = 200
+    separate_process: bool = False
+    """`serve` runs the watcher as a child `citeline watch --no-embed`, apart from the API's threads."""
 
 
 @dataclass(frozen=True, slots=True)

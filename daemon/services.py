@@ -2,7 +2,9 @@
 
 The embedder runs either as threads of the daemon (the default) or, with `[embedding] separate_process`,
 as a child `citeline embed` at a lower CPU priority: under load the OS then gives the watcher and the API
-the cores first, and the child's model and GIL are its own.
+the cores first, and the child's model and GIL are its own. Under `serve`, `[watch] separate_process` does
+the same for the watcher (a child `citeline watch --no-embed`), so indexing never waits for the API's
+threads to release the GIL.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ContextOptions, QueueOptions
 from indexer.reconcile import IndexOptions, Repository
 
-__all__ = ["EmbedderProcess", "embedder_builder", "queue_options", "set_torch_threads", "watcher"]
+__all__ = ["ChildProcess", "embedder_builder", "queue_options", "set_torch_threads", "watcher"]
 
 log = structlog.get_logger(__name__)
 
@@ -83,24 +85,26 @@ def set_torch_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-class EmbedderProcess:
-    """The embedder as a child process (`citeline embed`), niced, stopped with the daemon.
+class ChildProcess:
+    """A daemon part run as a child `citeline` command (`embed`, `watch --no-embed`), stopped with the daemon.
 
-    The child gets SIGTERM when the daemon stops (it finishes its batch, as `citeline embed` does) and, on
-    Linux, when the daemon dies without stopping it (a parent-death signal), so it never outlives it. A child
-    that exits on its own stops the daemon with an error, as a failed embedder thread does.
+    The child gets SIGTERM when the daemon stops (it finishes the transaction or batch it is in, as the
+    command does on its own) and, on Linux, when the daemon dies without stopping it (a parent-death
+    signal), so it never outlives it. A child that exits on its own stops the daemon with an error, as a
+    failed service thread does. `nice` lowers the child's CPU priority.
     """
 
-    __slots__ = ("_command", "_nice")
+    __slots__ = ("_command", "_name", "_nice")
 
-    def __init__(self, config_path: Path | None, nice: int) -> None:
+    def __init__(self, name: str, arguments: Sequence[str], config_path: Path | None, nice: int = 0) -> None:
         config = ["--config", str(config_path)] if config_path is not None else []
-        self._command = [sys.executable, "-m", "daemon.cli", *config, "embed"]
+        self._command = [sys.executable, "-m", "daemon.cli", *config, *arguments]
+        self._name = name
         self._nice = nice
 
     @property
     def name(self) -> str:
-        return "embed"
+        return self._name
 
     def _in_child(self) -> None:
         os.nice(self._nice)
@@ -110,14 +114,14 @@ class EmbedderProcess:
     async def run(self, stop: asyncio.Event, ready: Callable[[], None]) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
         child = await asyncio.create_subprocess_exec(*self._command, env=env, preexec_fn=self._in_child)
-        log.info("embedder process started", pid=child.pid, nice=self._nice)
+        log.info("child process started", service=self._name, pid=child.pid, nice=self._nice)
         ready()
         exited = asyncio.ensure_future(child.wait())
         stopped = asyncio.ensure_future(stop.wait())
         try:
             await asyncio.wait([exited, stopped], return_when=asyncio.FIRST_COMPLETED)
             if exited.done() and not stop.is_set():
-                raise RuntimeError(f"the embedder process exited with status {exited.result()}")
+                raise RuntimeError(f"the {self._name} process exited with status {exited.result()}")
         finally:
             stopped.cancel()
             if child.returncode is None:
