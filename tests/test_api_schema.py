@@ -46,7 +46,7 @@ def api_schema(base_url: str) -> OpenApiSchema:
 ALL_PHASES = "examples,coverage,fuzzing,stateful"
 
 
-def _schemathesis(base_url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def _schemathesis(base_url: str, workdir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     """`st run` with every check, in deterministic mode (no randomness, no example database), so a run
     generates the same cases every time."""
     command = [
@@ -61,7 +61,8 @@ def _schemathesis(base_url: str, *extra: str) -> subprocess.CompletedProcess[str
         "--no-color",
         *extra,
     ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    # In a temp folder: schemathesis keeps a cache folder in its working directory.
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=workdir)
 
 
 @pytest.mark.parametrize(
@@ -70,12 +71,12 @@ def _schemathesis(base_url: str, *extra: str) -> subprocess.CompletedProcess[str
     ids=["full", "scoped", "anonymous"],
 )
 def test_the_schema_matches_the_server(
-    base_url: str, key: str | None, max_examples: int, phases: str
+    base_url: str, key: str | None, max_examples: int, phases: str, tmp_path: Path
 ) -> None:
     """Every check schemathesis has (server errors, undocumented statuses and media types, responses that
     break their schema, schema-valid input refused, schema-invalid input accepted) over a bounded run."""
     auth = ["--header", f"Authorization: Bearer {key}"] if key else []
-    run = _schemathesis(base_url, "--max-examples", str(max_examples), "--phases", phases, *auth)
+    run = _schemathesis(base_url, tmp_path, "--max-examples", str(max_examples), "--phases", phases, *auth)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     counts = re.search(r"(\d+) generated, (\d+) passed", run.stdout)
     assert counts is not None, run.stdout[-2000:]
