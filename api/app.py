@@ -15,9 +15,11 @@ from psycopg_pool import ConnectionPool
 
 from api.auth import PUBLIC, KeyGuard
 from api.context import Answering, Services
+from api.contract import ClosedStructs
 from api.metrics import ApiMetrics
 from api.ops import OPS_ROUTES
 from api.problems import exception_handlers
+from api.requests import CitelineRequest
 from api.routes import ROUTES
 from api.settings import ApiSettings
 from engine.retrieval import Retriever
@@ -59,6 +61,8 @@ def create_app(
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},
         guards=[KeyGuard(settings.keys, settings.protect_probes)],
         exception_handlers=exception_handlers(),
+        request_class=CitelineRequest,
+        plugins=[ClosedStructs()],
         middleware=[metrics.middleware],
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[open_pool],

@@ -1,9 +1,11 @@
 """Bearer keys: who is calling and which repositories they may read.
 
 The guard runs before every handler. With no keys configured everything is open (a loopback-only default).
-With keys, every route needs one except the probes (`/healthz`, `/readyz`, `/metrics`) and the static page,
-unless `protect_probes` closes the probes too. Tokens are compared with `hmac.compare_digest` against every
-configured key, without stopping at the first match, so timing says nothing about which prefix matched.
+With keys, every route needs one except the probes (`/healthz`, `/readyz`) and the static page, unless
+`protect_probes` closes the probes too. `/metrics` is not a probe: it names repositories, so it needs a key
+and shows a scoped key only its repositories' series. Tokens are compared with `hmac.compare_digest`
+against every configured key, without stopping at the first match, so timing says nothing about which
+prefix matched.
 
 The resolved `Access` travels in the request state; handlers pass its repositories down to every query,
 which filters in SQL (`indexer.browse`, the retriever's filters, `repository_status(names=...)`).
@@ -53,11 +55,6 @@ class Access:
         if outside:
             raise PermissionDeniedException(f"this key may not read repository {', '.join(outside)}")
         return tuple(sorted(set(requested)))
-
-    def require_unscoped(self) -> None:
-        """Operator views over every repository (the metrics) need an unscoped key."""
-        if self.repositories is not None:
-            raise PermissionDeniedException("this route needs a key that is not limited to repositories")
 
 
 _EVERYTHING = Access(None)

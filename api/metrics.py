@@ -5,6 +5,10 @@ Index figures live in the database, written by the daemon, so they are read when
 backlog size and oldest age per repository as gauges (what the alert rules use), and ingest latency as a
 real histogram fed by the samples written since the last scrape, each observed once, so its counters only
 grow as Prometheus expects. A scrape that cannot reach the database reports `citeline_database_up 0`.
+
+Scope: `render(repositories)` drops every sample whose `repository` label is outside the caller's key, for
+every series, present and future (a new per-repository series needs no change here to be scoped).
+Process-wide series carry no repository label and are shown to every key.
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ from indexer.browse import ingest_samples_after
 from indexer.database import Connection
 from indexer.status import RepositoryStatus, repository_status
 
-__all__ = ["ApiMetrics", "rejection_stage"]
+__all__ = ["REPOSITORY_LABEL", "ApiMetrics", "rejection_stage"]
+
+REPOSITORY_LABEL = "repository"
+"""The label that names a repository; a scoped key sees only samples whose value is in its scope."""
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _INGEST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0)
@@ -101,10 +108,30 @@ def _status_gauges(statuses: list[RepositoryStatus]) -> Iterator[Metric]:
         ("citeline_documents", "Indexed documents", lambda s: s.documents),
     )
     for name, documentation, value in specs:
-        family = GaugeMetricFamily(name, documentation, labels=["repository"])
+        family = GaugeMetricFamily(name, documentation, labels=[REPOSITORY_LABEL])
         for status in statuses:
             family.add_metric([status.repository], float(value(status)))
         yield family
+
+
+class _ScopedView(Collector):
+    """The registry's metrics without the samples of repositories outside `allowed`; families stay listed
+    (with their HELP and TYPE) even when every sample is dropped, so dashboards see the series exist."""
+
+    def __init__(self, registry: CollectorRegistry, allowed: frozenset[str]) -> None:
+        self._registry = registry
+        self._allowed = allowed
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self._registry.collect():
+            kept = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            kept.samples = [
+                sample
+                for sample in metric.samples
+                if sample.labels.get(REPOSITORY_LABEL, None) is None
+                or sample.labels[REPOSITORY_LABEL] in self._allowed
+            ]
+            yield kept
 
 
 class ApiMetrics:
@@ -139,15 +166,18 @@ class ApiMetrics:
         ingest = Histogram(
             "citeline_ingest_latency_seconds",
             "File change seen by the watcher to change committed",
-            ["repository"],
+            [REPOSITORY_LABEL],
             buckets=_INGEST_BUCKETS,
             registry=None,  # collected by _IndexCollector right after it observes the new samples
         )
         self.registry.register(_IndexCollector(connect, ingest))
 
-    def render(self) -> bytes:
-        """The registry in the Prometheus text format."""
-        return generate_latest(self.registry)
+    def render(self, repositories: tuple[str, ...] | None = None) -> bytes:
+        """The registry in the Prometheus text format; with `repositories`, only their series (and those
+        without a repository label)."""
+        if repositories is None:
+            return generate_latest(self.registry)
+        return generate_latest(_ScopedView(self.registry, frozenset(repositories)))
 
     def record_answer(self, body: Mapping[str, Any]) -> None:
         """Count one answer's outcome; a stored answer served again counts once more as an answer only."""

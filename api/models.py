@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from api.contract import BodyName, BodyQuestion
+
 __all__ = [
     "AnswerClauseOut",
     "AnswerOut",
@@ -37,14 +39,14 @@ BudgetName = Literal["low", "mid", "high"]
 class FiltersIn(msgspec.Struct, forbid_unknown_fields=True):
     """Restrict an answer to repositories and a path prefix."""
 
-    repositories: list[str] | None = None
-    path_prefix: str | None = None
+    repositories: list[BodyName] | None = None
+    path_prefix: BodyName | None = None
 
 
 class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     """A question, how much work it may cost, and where to look."""
 
-    question: str
+    question: BodyQuestion
     budget: BudgetName = "mid"
     filters: FiltersIn | None = None
 

@@ -1,5 +1,8 @@
 """Operator routes and the page: liveness, readiness, Prometheus metrics, and `/` with its static files.
 
+`/metrics` is not a probe: its series name repositories and count their documents, so it is scoped like
+the `/v1` routes (see `api.metrics`).
+
 Readiness is what a load balancer acts on: not ready when the database does not answer (nothing can be
 served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
 edits on the vector lane). Liveness never touches the database, so a database outage does not restart
@@ -21,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from api.auth import PROBE, PUBLIC, access_of
 from api.context import Services
+from api.contract import problem_responses
 from api.models import HealthOut, ReadyOut
 from api.problems import problem
 from indexer.browse import oldest_backlog, ping
@@ -30,13 +34,19 @@ __all__ = ["OPS_ROUTES", "STATIC_DIR"]
 STATIC_DIR = Path(__file__).parent / "static"
 
 
-@get("/healthz", opt={PROBE: True}, summary="Liveness")
+@get("/healthz", opt={PROBE: True}, summary="Liveness", responses=problem_responses(401))
 async def healthz() -> HealthOut:
     """The process serves requests; says nothing about the database."""
     return HealthOut()
 
 
-@get("/readyz", sync_to_thread=True, opt={PROBE: True}, summary="Readiness")
+@get(
+    "/readyz",
+    sync_to_thread=True,
+    opt={PROBE: True},
+    summary="Readiness",
+    responses=problem_responses(401, 503),
+)
 def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[Any]:
     """200 when the database answers and the backlog is young enough, else 503 with the reason."""
     limit = services.settings.ready_max_backlog_age_seconds
@@ -64,14 +74,16 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
 @get(
     "/metrics",
     sync_to_thread=True,
-    opt={PROBE: True},
     summary="Prometheus metrics",
     media_type=CONTENT_TYPE_LATEST,
+    responses=problem_responses(401),
 )
 def metrics(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[bytes]:
-    """The Prometheus text format; figures cover every repository, so a scoped key is refused."""
-    access_of(request).require_unscoped()
-    return Response(services.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+    """The Prometheus text format. Not a probe: its series name repositories, so with keys configured it
+    needs one whatever `protect_probes` says, and a scoped key sees only its repositories' series (plus the
+    process-wide ones, which carry no repository label)."""
+    body = services.metrics.render(access_of(request).repositories)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 @get("/", opt={PUBLIC: True}, include_in_schema=False, media_type=MediaType.HTML)

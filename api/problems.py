@@ -18,11 +18,11 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 from litestar.types import ExceptionHandlersMap
 
+from api.contract import PROBLEM_JSON
 from indexer.database import DatabaseError
 
 __all__ = ["PROBLEM_JSON", "exception_handlers", "problem"]
 
-PROBLEM_JSON = "application/problem+json"
 log = structlog.get_logger(__name__)
 
 

@@ -7,18 +7,28 @@ and shape the result; every query gets the key's repositories so scoping happens
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import msgspec
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, ServiceUnavailableException, ValidationException
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import ControllerRouterHandler
 
 from api.auth import access_of
 from api.context import Services
+from api.contract import (
+    MAX_ID,
+    DocumentLimit,
+    DocumentOffset,
+    QueryK,
+    QueryName,
+    QueryText,
+    problem_responses,
+)
 from api.models import (
     AnswerOut,
     AskRequest,
@@ -39,7 +49,6 @@ from indexer.status import repository_status
 
 __all__ = ["ROUTES"]
 
-_MAX_ID = 2**63 - 1
 AnyRequest = Request[Any, Any, Any]
 
 
@@ -62,13 +71,19 @@ def _required(name: str, value: str | None, max_chars: int) -> str:
     return text
 
 
-def _repositories(names: list[str] | None, max_chars: int) -> tuple[str, ...] | None:
+def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...] | None:
     if not names:
         return None
     return tuple(n for n in (_optional("repository", name, max_chars) for name in names) if n)
 
 
-@post("/v1/answers", sync_to_thread=True, status_code=200, summary="Answer a question with cited clauses")
+@post(
+    "/v1/answers",
+    sync_to_thread=True,
+    status_code=200,
+    summary="Answer a question with cited clauses",
+    responses=problem_responses(400, 401, 403, 413, 503),
+)
 def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependency[Services]) -> AnswerOut:
     """Run the engine; the answer is stored (when the engine stores answers) and its id returned."""
     limits = services.settings.limits
@@ -84,7 +99,12 @@ def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependen
     return msgspec.convert(body, AnswerOut)
 
 
-@get("/v1/answers/{answer_id:uuid}", sync_to_thread=True, summary="A stored answer with its sources' states")
+@get(
+    "/v1/answers/{answer_id:uuid}",
+    sync_to_thread=True,
+    summary="A stored answer with its sources' states",
+    responses=problem_responses(401, 404, 503),
+)
 def stored_answer(
     request: AnyRequest, answer_id: FromPath[UUID], services: NamedDependency[Services]
 ) -> AnswerOut:
@@ -98,15 +118,20 @@ def stored_answer(
     return msgspec.convert(stored.to_dict(), AnswerOut)
 
 
-@get("/v1/search", sync_to_thread=True, summary="Hybrid search over indexed sentences")
+@get(
+    "/v1/search",
+    sync_to_thread=True,
+    summary="Hybrid search over indexed sentences",
+    responses=problem_responses(400, 401, 403, 503),
+)
 def search(
     request: AnyRequest,
     services: NamedDependency[Services],
-    q: FromQuery[str],
-    k: FromQuery[int] = 10,
+    q: QueryText,
+    k: QueryK = 10,
     lane: FromQuery[SearchMode] = SearchMode.HYBRID,
-    repo: FromQuery[list[str] | None] = None,
-    path_prefix: FromQuery[str | None] = None,
+    repo: FromQuery[tuple[QueryName, ...]] = (),
+    path_prefix: FromQuery[QueryName | None] = None,
 ) -> SearchOut:
     """The top `k` sentences; `lane` picks hybrid (fused and reranked), lexical or vector."""
     limits = services.settings.limits
@@ -123,13 +148,18 @@ def search(
     )
 
 
-@get("/v1/sentences/{sentence_id:int}", sync_to_thread=True, summary="A sentence among its neighbours")
+@get(
+    "/v1/sentences/{sentence_id:int}",
+    sync_to_thread=True,
+    summary="A sentence among its neighbours",
+    responses=problem_responses(401, 404, 503),
+)
 def sentence(
     request: AnyRequest, sentence_id: FromPath[int], services: NamedDependency[Services]
 ) -> SentenceOut:
     """The sentence's text, file, heading, lines and commit, with two sentences either side."""
     view = None
-    if 0 < sentence_id <= _MAX_ID:
+    if 0 < sentence_id <= MAX_ID:
         with services.connection() as conn:
             view = sentence_view(conn, sentence_id, access_of(request).repositories)
     if view is None:
@@ -152,14 +182,19 @@ def sentence(
     )
 
 
-@get("/v1/documents", sync_to_thread=True, summary="A document's sentences with their embedding state")
+@get(
+    "/v1/documents",
+    sync_to_thread=True,
+    summary="A document's sentences with their embedding state",
+    responses=problem_responses(400, 401, 403, 404, 503),
+)
 def document(
     request: AnyRequest,
     services: NamedDependency[Services],
-    repo: FromQuery[str],
-    path: FromQuery[str],
-    offset: Annotated[int, QueryParameter(ge=0)] = 0,
-    limit: Annotated[int, QueryParameter(ge=1)] = 500,
+    repo: QueryText,
+    path: QueryText,
+    offset: DocumentOffset = 0,
+    limit: DocumentLimit = 500,
 ) -> DocumentOut:
     """One page of the document's sentences in order; `sentence_count` says how many there are."""
     limits = services.settings.limits
@@ -167,8 +202,6 @@ def document(
     rel = _required("path", path, limits.max_query_chars)
     if limit > limits.max_document_sentences:
         raise ValidationException(f"limit must be at most {limits.max_document_sentences}, got {limit}")
-    if offset > _MAX_ID:
-        raise ValidationException(f"offset must be at most {_MAX_ID}")
     with services.connection() as conn:
         view = document_view(conn, name, rel, access_of(request).repositories, offset=offset, limit=limit)
     if view is None:
@@ -202,7 +235,12 @@ def _share(embedded: int, sentences: int) -> float:
     return round(embedded / sentences, 4) if sentences else 1.0
 
 
-@get("/v1/status", sync_to_thread=True, summary="Index and backlog figures per repository")
+@get(
+    "/v1/status",
+    sync_to_thread=True,
+    summary="Index and backlog figures per repository",
+    responses=problem_responses(401, 503),
+)
 def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOut:
     """Documents, sentences, backlog size and oldest age, embedded share and last change per repository."""
     scope = access_of(request).repositories

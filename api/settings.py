@@ -11,7 +11,19 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["KEYS_ENV", "ApiKey", "ApiKeyError", "ApiSettings", "Limits", "keys_from_env", "parse_keys"]
+__all__ = [
+    "DEFAULT_MAX_DOCUMENT_SENTENCES",
+    "DEFAULT_MAX_K",
+    "DEFAULT_MAX_QUERY_CHARS",
+    "DEFAULT_MAX_QUESTION_CHARS",
+    "KEYS_ENV",
+    "ApiKey",
+    "ApiKeyError",
+    "ApiSettings",
+    "Limits",
+    "keys_from_env",
+    "parse_keys",
+]
 
 KEYS_ENV = "CITELINE_API_KEYS"
 """Comma-separated keys; `TOKEN` is unscoped, `TOKEN:repo1|repo2` sees those repositories only."""
@@ -32,15 +44,24 @@ class ApiKey:
         return f"ApiKey(token='***', repositories={self.repositories!r})"
 
 
+DEFAULT_MAX_QUESTION_CHARS = 1000
+DEFAULT_MAX_K = 100
+DEFAULT_MAX_QUERY_CHARS = 500
+DEFAULT_MAX_DOCUMENT_SENTENCES = 1000
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Request limits: bad or oversized input is a 4xx before any work is done."""
+    """Request limits: bad or oversized input is a 4xx before any work is done.
 
-    max_question_chars: int = 1000
-    max_k: int = 100
-    max_query_chars: int = 500
+    The OpenAPI schema states the defaults (`api.contract`); limits set tighter here are enforced by the
+    handlers on top of the schema's."""
+
+    max_question_chars: int = DEFAULT_MAX_QUESTION_CHARS
+    max_k: int = DEFAULT_MAX_K
+    max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
     max_body_bytes: int = 64 * 1024
-    max_document_sentences: int = 1000
+    max_document_sentences: int = DEFAULT_MAX_DOCUMENT_SENTENCES
 
 
 @dataclass(frozen=True, slots=True)

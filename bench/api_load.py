@@ -2,13 +2,22 @@
 loopback, while rustc-dev-guide commits are replayed into the same index.
 
     python bench/api_load.py ../shared/data/rustc_dev_guide [--clients 8] [--seconds 15] [--replay 300]
+    python bench/api_load.py ../shared/data/rustc_dev_guide --daemon --search-clients 7 --answer-clients 1 \
+        --replay 150 --seconds 60 [--workdir DIR] [--py-spy OUT]
 
 Indexes the guide at an early commit into an embedded PostgreSQL in a temp dir, embeds up to `--embed`
-sentences (the vector lane only sees embedded ones), starts the real server (`api.server.run_api`, real
-models) in a child process so the clients do not share its GIL, then runs each endpoint for `--seconds`
-with `--clients` threads while a thread replays the following commits file by file. The answer store
-serves a repeated question from storage, so answers are reported split into computed and cached. Prints
-figures; asserts nothing.
+sentences (the vector lane only sees embedded ones; -1: all), starts the real server in a child process so
+the clients do not share its GIL, then runs each endpoint for `--seconds` with `--clients` threads while a
+thread replays the following commits file by file. The answer store serves a repeated question from
+storage, so answers are reported split into computed and cached. Prints figures; asserts nothing.
+
+`--daemon` is the `citeline serve` case: the child is `citeline serve TREE` (watcher, embedder and API in
+one process), the replay checks the commits out in the watched tree (`--replay` commits spread evenly over
+`--seconds`), search and answer clients run at the same time, and edit-to-index is the watcher's
+change-seen-to-committed latency of the samples written during the load (what `citeline status` reports).
+Extra `CITELINE_*` settings for the child are passed with `--env KEY=VALUE`. `--workdir` keeps the clone
+and the embedded index between runs (each run resets the tree to `--start` and drains the backlog first).
+`--py-spy OUT` records the child's stacks during the load (collapsed format, all threads, idle included).
 """
 
 from __future__ import annotations
@@ -16,12 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +158,127 @@ def _load(url: str, kind: str, clients: int, seconds: float) -> Samples:
     return samples
 
 
+def _prepare(args: argparse.Namespace, root: Path, commits: list[dict[str, Any]]) -> tuple[Path, Path]:
+    """The tree at `--start`, indexed, with `--embed` sentences embedded; reused from `root` when there."""
+    tree, data_dir = root / "rustc-dev-guide", root / "data"
+    if not tree.exists():
+        _git(root, "clone", "-q", "--no-checkout", str(args.data / "md_history.bundle"), str(tree))
+    _git(tree, "checkout", "-q", "--force", commits[args.start]["rebuilt_commit"])
+    database = open_database(None, data_dir)
+    with database.connect() as conn:
+        report = reconcile_repository(conn, Repository("rustc-dev-guide", tree))
+        worker = EmbeddingWorker(conn, load_embedding_model())
+        started, embedded = time.perf_counter(), 0
+        while args.embed < 0 or embedded < args.embed:
+            batch = worker.run_batch()
+            if batch.claimed == 0:
+                break
+            embedded += batch.embedded
+        print(
+            f"indexed {report.sentences_inserted} new sentences at commit {args.start};"
+            f" embedded {embedded} in {time.perf_counter() - started:.1f}s"
+        )
+    return tree, data_dir
+
+
+def _wait_healthy(url: str, alive: Callable[[], bool], path: str = "/healthz") -> None:
+    deadline = time.monotonic() + 300  # loading the models takes a while on a busy CPU
+    while True:
+        if not alive() or time.monotonic() > deadline:
+            raise SystemExit("the API server did not start; see its traceback above")
+        try:
+            if httpx.get(f"{url}{path}", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+
+
+def _checkout_paced(tree: Path, commits: list[dict[str, Any]], seconds: float, stop: threading.Event) -> int:
+    interval, done = seconds / max(1, len(commits)), 0
+    started = time.monotonic()
+    for number, commit in enumerate(commits):
+        if stop.wait(max(0.0, started + number * interval - time.monotonic())):
+            break
+        _git(tree, "checkout", "-q", "--force", commit["rebuilt_commit"])
+        done += 1
+    return done
+
+
+def _daemon_run(args: argparse.Namespace, tree: Path, data_dir: Path, commits: list[dict[str, Any]]) -> None:
+    """`citeline serve` in a child; search and answer clients at once while the tree moves under it."""
+    port = _free_port()
+    env = {**os.environ, "CITELINE_DATA_DIR": str(data_dir), "CITELINE_API__PORT": str(port)}
+    env.update(dict(item.split("=", 1) for item in args.env))
+    child = subprocess.Popen([sys.executable, "-m", "daemon.cli", "serve", str(tree)], env=env)
+    url = f"http://127.0.0.1:{port}"
+    database = open_database(None, data_dir)
+    try:
+        _wait_healthy(url, lambda: child.poll() is None, "/readyz")
+        with database.connect() as conn:
+            row = conn.execute("SELECT coalesce(max(id), 0) FROM ingest_samples").fetchone()
+            first_sample = int(row[0]) if row else 0
+        profiler = None
+        if args.py_spy:
+            profiler = subprocess.Popen(
+                [
+                    str(Path(sys.executable).with_name("py-spy")),
+                    "record",
+                    "--pid",
+                    str(child.pid),
+                    "--duration",
+                    str(int(args.seconds)),
+                    "--rate",
+                    "50",
+                    "--format",
+                    "raw",
+                    "--idle",
+                    "--threads",
+                    "--nonblocking",
+                    "--output",
+                    str(args.py_spy),
+                ],
+                stdout=subprocess.DEVNULL,
+            )
+        stop = threading.Event()
+        replayed = [0]
+        replay = threading.Thread(
+            target=lambda: replayed.__setitem__(0, _checkout_paced(tree, commits, args.seconds, stop))
+        )
+        print(
+            f"daemon: {args.search_clients} search + {args.answer_clients} answer clients for"
+            f" {args.seconds:.0f}s, {len(commits)} commits checked out in the watched tree meanwhile"
+        )
+        replay.start()
+        loads = [
+            threading.Thread(target=_load, args=(url, kind, clients, args.seconds))
+            for kind, clients in (("search", args.search_clients), ("answers", args.answer_clients))
+            if clients
+        ]
+        for thread in loads:
+            thread.start()
+        for thread in loads:
+            thread.join()
+        stop.set()
+        replay.join()
+        time.sleep(3)  # let the last batches commit
+        if profiler is not None:
+            profiler.wait(timeout=60)
+        with database.connect() as conn:
+            rows = conn.execute(
+                "SELECT latency_seconds FROM ingest_samples WHERE id > %s", (first_sample,)
+            ).fetchall()
+        ingest = [float(r[0]) for r in rows]
+        print(
+            f"edit-to-index: {len(ingest)} samples, p50 {1000 * _pct(ingest, 0.5):.0f} ms,"
+            f" p95 {1000 * _pct(ingest, 0.95):.0f} ms, max {1000 * max(ingest, default=0):.0f} ms;"
+            f" commits checked out: {replayed[0]}"
+        )
+    finally:
+        child.terminate()
+        child.wait(timeout=60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -157,48 +290,34 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--start", type=int, default=1500, help="index the guide as of this commit index")
     parser.add_argument("--replay", type=int, default=300, help="commits replayed during the load")
-    parser.add_argument("--embed", type=int, default=1000, help="sentences embedded before the load")
+    parser.add_argument(
+        "--embed", type=int, default=1000, help="sentences embedded before the load (-1: all)"
+    )
+    parser.add_argument("--daemon", action="store_true", help="the child is `citeline serve` on the tree")
+    parser.add_argument("--search-clients", type=int, default=7, help="with --daemon")
+    parser.add_argument("--answer-clients", type=int, default=1, help="with --daemon")
+    parser.add_argument("--env", action="append", default=[], help="with --daemon: KEY=VALUE for the child")
+    parser.add_argument("--workdir", type=Path, help="keep the clone and the index here between runs")
+    parser.add_argument("--py-spy", type=Path, help="with --daemon: record the child's stacks to this file")
     args = parser.parse_args()
     commits = [json.loads(line) for line in (args.data / "commits.jsonl").read_text().splitlines()]
+    replayed = commits[args.start + 1 : args.start + 1 + args.replay]
     with tempfile.TemporaryDirectory() as tmp:
-        tree, data_dir = Path(tmp) / "tree", Path(tmp) / "data"
-        _git(Path(tmp), "clone", "-q", "--no-checkout", str(args.data / "md_history.bundle"), str(tree))
-        _git(tree, "checkout", "-q", "--force", commits[args.start]["rebuilt_commit"])
-        database = open_database(None, data_dir)
-        with database.connect() as conn:
-            report = reconcile_repository(conn, Repository("rustc-dev-guide", tree))
-            worker = EmbeddingWorker(conn, load_embedding_model())
-            started, embedded = time.perf_counter(), 0
-            while embedded < args.embed:
-                batch = worker.run_batch()
-                if batch.claimed == 0:
-                    break
-                embedded += batch.embedded
-            print(
-                f"indexed {report.sentences_inserted} sentences at commit {args.start};"
-                f" embedded {embedded} in {time.perf_counter() - started:.1f}s"
-            )
+        root = args.workdir or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        tree, data_dir = _prepare(args, root, commits)
+        if args.daemon:
+            _daemon_run(args, tree, data_dir, replayed)
+            return
         port = _free_port()
         server = multiprocessing.get_context("spawn").Process(
             target=_serve, args=(data_dir, port), daemon=True
         )
         server.start()
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180  # loading the models takes a while on a busy CPU
-        while True:
-            if not server.is_alive() or time.monotonic() > deadline:
-                raise SystemExit("the API server did not start; see its traceback above")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
+        _wait_healthy(url, server.is_alive)
         stop, done = threading.Event(), [0]
-        replay = threading.Thread(
-            target=_replay,
-            args=(tree, data_dir, commits[args.start + 1 : args.start + 1 + args.replay], stop, done),
-        )
+        replay = threading.Thread(target=_replay, args=(tree, data_dir, replayed, stop, done))
         replay.start()
         try:
             print(f"{args.clients} clients, {args.seconds:.0f}s per endpoint, loopback, commits replaying:")

@@ -25,7 +25,7 @@ from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
-from daemon.services import embedder_builder, queue_options, watcher
+from daemon.services import ChildProcess, embedder_builder, queue_options, set_torch_threads, watcher
 from daemon.serving import api_service, ask, serve_api
 from engine.retrieval import Filters, SearchMode
 from indexer.database import Database, DatabaseError, open_database
@@ -210,7 +210,12 @@ def _run_daemon(
     shutdown = threading.Event()
     reconnector = Reconnector(database, shutdown)
     services: list[Service] = [watcher(config, reconnector, repos)]
-    if embed:
+    if api and config.watch.separate_process:
+        paths = [str(path) for path in args.paths]
+        services = [ChildProcess("watch", ["watch", "--no-embed", *paths], args.config)]
+    if embed and config.embedding.separate_process:
+        services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice))
+    elif embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector)))
     if api:
         services.append(api_service(config, database, args.host, args.port))
@@ -283,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     try:
         config = load_config(args.config)
+        set_torch_threads(config.models.torch_threads)
         database = open_database(config.database_url, config.data_dir)
         return _COMMANDS[args.command](args, config, database)
     except (ConfigError, DatabaseError, ApiKeyError, RepositoryConflictError) as exc:

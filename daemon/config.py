@@ -68,6 +68,8 @@ class ModelsConfig:
     embedder: str = ""
     reranker: str = ""
     entailment: str = ""
+    torch_threads: int = 0
+    """torch's intra-op threads in this process; 0 keeps torch's default (one per core)."""
 
 
 class PlannerKind(enum.Enum):
@@ -106,8 +108,14 @@ class EmbeddingConfig:
     interval_seconds: float = 30.0
     context_heading: bool = True
     context_previous_sentence: bool = True
+    separate_process: bool = False
+    """`watch`/`serve` run the embedder as a child `citeline embed` process instead of threads."""
+    nice: int = 10
+    """With `separate_process`: how much lower the child's CPU priority is (0-19)."""
 
     def __post_init__(self) -> None:
+        if not 0 <= self.nice <= 19:
+            raise ConfigError(f"embedding.nice: must be between 0 and 19, got {self.nice}")
         for key in ("workers", "batch_size", "max_attempts"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"embedding.{key}: must be at least 1, got {getattr(self, key)}")
@@ -120,6 +128,8 @@ class WatchConfig:
     step_ms: int = 30
     max_batch_ms: int = 1000
     full_scan_threshold: int = 200
+    separate_process: bool = False
+    """`serve` runs the watcher as a child `citeline watch --no-embed`, apart from the API's threads."""
 
 
 @dataclass(frozen=True, slots=True)

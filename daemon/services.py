@@ -1,8 +1,24 @@
-"""Building the daemon's parts from the configuration: shared by `watch`, `embed` and, later, `serve`."""
+"""Building the daemon's parts from the configuration: shared by `watch`, `embed` and `serve`.
+
+The embedder runs either as threads of the daemon (the default) or, with `[embedding] separate_process`,
+as a child `citeline embed` at a lower CPU priority: under load the OS then gives the watcher and the API
+the cores first, and the child's model and GIL are its own. Under `serve`, `[watch] separate_process` does
+the same for the watcher (a child `citeline watch --no-embed`), so indexing never waits for the API's
+threads to release the GIL.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import structlog
 
 from daemon.config import Config
 from daemon.embedding import EmbedderService
@@ -12,7 +28,12 @@ from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ContextOptions, QueueOptions
 from indexer.reconcile import IndexOptions, Repository
 
-__all__ = ["embedder_builder", "queue_options", "watcher"]
+__all__ = ["ChildProcess", "embedder_builder", "queue_options", "set_torch_threads", "watcher"]
+
+log = structlog.get_logger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+_CHILD_STOP_SECONDS = 60.0
 
 
 def queue_options(config: Config) -> QueueOptions:
@@ -54,3 +75,59 @@ def embedder_builder(
         )
 
     return build
+
+
+def set_torch_threads(threads: int) -> None:
+    """`[models] torch_threads`: torch's intra-op threads for this process (0 leaves torch's default)."""
+    if threads > 0:
+        import torch  # lazily: commands that load no model must not pay for importing torch
+
+        torch.set_num_threads(threads)
+
+
+class ChildProcess:
+    """A daemon part run as a child `citeline` command (`embed`, `watch --no-embed`), stopped with the daemon.
+
+    The child gets SIGTERM when the daemon stops (it finishes the transaction or batch it is in, as the
+    command does on its own) and, on Linux, when the daemon dies without stopping it (a parent-death
+    signal), so it never outlives it. A child that exits on its own stops the daemon with an error, as a
+    failed service thread does. `nice` lowers the child's CPU priority.
+    """
+
+    __slots__ = ("_command", "_name", "_nice")
+
+    def __init__(self, name: str, arguments: Sequence[str], config_path: Path | None, nice: int = 0) -> None:
+        config = ["--config", str(config_path)] if config_path is not None else []
+        self._command = [sys.executable, "-m", "daemon.cli", *config, *arguments]
+        self._name = name
+        self._nice = nice
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _in_child(self) -> None:
+        os.nice(self._nice)
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    async def run(self, stop: asyncio.Event, ready: Callable[[], None]) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
+        child = await asyncio.create_subprocess_exec(*self._command, env=env, preexec_fn=self._in_child)
+        log.info("child process started", service=self._name, pid=child.pid, nice=self._nice)
+        ready()
+        exited = asyncio.ensure_future(child.wait())
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait([exited, stopped], return_when=asyncio.FIRST_COMPLETED)
+            if exited.done() and not stop.is_set():
+                raise RuntimeError(f"the {self._name} process exited with status {exited.result()}")
+        finally:
+            stopped.cancel()
+            if child.returncode is None:
+                child.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(asyncio.shield(exited), _CHILD_STOP_SECONDS)
+                except TimeoutError:
+                    child.kill()
+                    await exited

