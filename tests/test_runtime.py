@@ -62,7 +62,18 @@ def test_a_database_error_no_file_explains_stops_the_watcher_instead_of_retrying
     watcher = Watcher(Reconnector(clean_database, shutdown), [Repository("docs", repo_dir)], IndexOptions())
 
     async def watch() -> None:
-        await asyncio.wait_for(watcher.run(asyncio.Event(), lambda: None), 60)
+        stop, loop = asyncio.Event(), asyncio.get_running_loop()
+
+        def give_up() -> None:  # a watcher that retries forever is stopped, and returns: the test fails
+            shutdown.set()
+            loop.call_soon_threadsafe(stop.set)
+
+        timer = threading.Timer(60, give_up)
+        timer.start()
+        try:
+            await watcher.run(stop, lambda: None)
+        finally:
+            timer.cancel()
 
     try:
         with pytest.raises(RuntimeError, match="indexing keeps failing"):
