@@ -139,7 +139,10 @@ def replay_probe(args: argparse.Namespace, tmp: Path, env: dict[str, str], datab
             time.sleep(rng.uniform(0.0, 1.5))  # sometimes the next commit lands during its catch-up
         else:
             time.sleep(args.pace)
-    _wait_quiet(log, quiet=5.0, deadline=time.monotonic() + 300)
+    deadline = time.monotonic() + 300
+    while log.read_text(errors="replace").count('"ready"') <= kills and time.monotonic() < deadline:
+        time.sleep(0.2)  # the last watcher has caught up with the tree at its start
+    _wait_quiet(log, quiet=5.0, deadline=deadline)
     replay_seconds = time.monotonic() - started
     with database.connect() as conn:
         drift = _bm25_drift(conn)
