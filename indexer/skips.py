@@ -7,26 +7,43 @@ as the problem: indexing the file again, or the file being gone, removes it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 import structlog
 
 from indexer.database import Connection
 from indexer.sources import SkipReason, WalkProblems
 
-__all__ = ["forget_skipped", "forget_skipped_except", "record_skipped", "settle_walk", "skipped_paths"]
+__all__ = [
+    "forget_skipped",
+    "forget_skipped_except",
+    "record_all_skipped",
+    "record_skipped",
+    "settle_walk",
+    "skipped_paths",
+]
 
 log = structlog.get_logger(__name__)
 
 
 def record_skipped(conn: Connection, repository_id: int, path: str, reason: str, detail: str = "") -> None:
     """Note that `path` was skipped for `reason` (replacing an earlier note for it)."""
+    record_all_skipped(conn, repository_id, {path: (reason, detail)})
+
+
+def record_all_skipped(conn: Connection, repository_id: int, notes: Mapping[str, tuple[str, str]]) -> None:
+    """Note every path of `notes` (path to reason and detail) in one statement."""
+    if not notes:
+        return
+    reasons = [note[0] for note in notes.values()]
+    details = [note[1] for note in notes.values()]
     with conn.transaction():
         conn.execute(
-            "INSERT INTO skipped_files (repository_id, path, reason, detail) VALUES (%s, %s, %s, %s)"
+            "INSERT INTO skipped_files (repository_id, path, reason, detail)"
+            " SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[])"
             " ON CONFLICT (repository_id, md5(path)) DO UPDATE"
             " SET reason = EXCLUDED.reason, detail = EXCLUDED.detail, skipped_at = now()",
-            (repository_id, path, reason, detail),
+            (repository_id, list(notes), reasons, details),
         )
 
 
@@ -87,8 +104,15 @@ def settle_walk(
             refusal = problems.unreadable_folders[holder]
             notes[rel] = (SkipReason.FOLDER_UNREADABLE, f"folder {holder or '.'} unreadable: {refusal}")
     forget_skipped_except(conn, repository_id, [*notes, *pending])
-    for path, (reason, detail) in notes.items():
-        if reason is SkipReason.UNDECODABLE_NAME:
-            log.warning("file skipped", repository=repository, path=path, reason=reason.value, detail=detail)
-        record_skipped(conn, repository_id, path, reason.value, detail)
+    for path in problems.undecodable:
+        log.warning(
+            "file skipped",
+            repository=repository,
+            path=path,
+            reason=SkipReason.UNDECODABLE_NAME.value,
+            detail="the name is not UTF-8",
+        )
+    record_all_skipped(
+        conn, repository_id, {path: (reason.value, detail) for path, (reason, detail) in notes.items()}
+    )
     return gone, {path: reason.value for path, (reason, _detail) in notes.items()}
