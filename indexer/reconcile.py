@@ -47,13 +47,7 @@ from indexer.store import (
     write_document,
 )
 
-__all__ = [
-    "IndexOptions",
-    "IndexReport",
-    "Repository",
-    "index_paths",
-    "reconcile_repository",
-]
+__all__ = ["IndexOptions", "IndexReport", "Repository", "index_paths", "reconcile_repository"]
 
 log = structlog.get_logger(__name__)
 
@@ -118,16 +112,7 @@ class _Indexer:
     written (psycopg releases the GIL while PostgreSQL works), so both cores are busy during a cold index.
     """
 
-    __slots__ = (
-        "conn",
-        "git_commit",
-        "noted",
-        "options",
-        "repo",
-        "report",
-        "repository_id",
-        "stored",
-    )
+    __slots__ = ("conn", "git_commit", "noted", "options", "repo", "report", "repository_id", "stored")
 
     def __init__(self, conn: Connection, repo: Repository, options: IndexOptions, report: IndexReport):
         if not conn.autocommit:
