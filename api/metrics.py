@@ -106,6 +106,11 @@ def _status_gauges(statuses: list[RepositoryStatus]) -> Iterator[Metric]:
         ("citeline_failed_embeddings", "Sentences the embedder gave up on", lambda s: s.failed_embeddings),
         ("citeline_sentences", "Indexed sentences", lambda s: s.sentences),
         ("citeline_documents", "Indexed documents", lambda s: s.documents),
+        (
+            "citeline_skipped_files",
+            "Files left at their previous version: unreadable or refused",
+            lambda s: s.skipped_files,
+        ),
     )
     for name, documentation, value in specs:
         family = GaugeMetricFamily(name, documentation, labels=[REPOSITORY_LABEL])

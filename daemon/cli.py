@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import structlog
 
 from api.settings import ApiKeyError
@@ -188,7 +189,7 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
             f"{s.repository}: {s.documents} documents, {s.sentences} sentences, backlog {s.backlog_size} "
             f"(oldest {s.backlog_oldest_age_seconds:.0f}s, failed {s.failed_embeddings}), "
             f"{s.embeddings} vectors, {s.embedded_per_second:.1f} embedded/s, "
-            f"ingest p95 {_ms(s.ingest_latency_p95_seconds)}, root {s.root}"
+            f"ingest p95 {_ms(s.ingest_latency_p95_seconds)}, {s.skipped_files} files skipped, root {s.root}"
         )
     print(
         f"total: {totals['documents']} documents, {totals['sentences']} sentences, "
@@ -293,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, config, database)
     except (ConfigError, DatabaseError, ApiKeyError, RepositoryConflictError) as exc:
         print(f"citeline: {exc}", file=sys.stderr)
+        return 2
+    except psycopg.OperationalError as exc:  # the database went away mid-command: one line, not a traceback
+        print(f"citeline: database error: {str(exc).splitlines()[0] if str(exc) else exc}", file=sys.stderr)
         return 2
 
 

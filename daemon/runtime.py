@@ -2,7 +2,10 @@
 
 A service is anything with a `name` and an async `run(stop, ready)`: the watcher and the embedder are two;
 `citeline serve` adds the HTTP API as a third to the same list. SIGTERM and SIGINT set `stop`; each service
-finishes the transaction it is in and returns. READY=1 is sent once every service has called its `ready`,
+finishes the transaction it is in and returns. A service that raises, or returns before it was asked to
+stop, stops the daemon with exit status 1 and a one-line reason: a part that quietly ended would otherwise
+leave a process that looks alive and does nothing, and systemd restarts only what exits non-zero.
+READY=1 is sent once every service has called its `ready`,
 then WATCHDOG=1 from the event loop (so a wedged loop is restarted by systemd) and a STATUS line with the
 backlog figures.
 """
@@ -125,7 +128,10 @@ async def _run(
 
     tasks = [asyncio.create_task(s.run(stop, ready_for(s.name)), name=s.name) for s in services]
     heartbeat = asyncio.create_task(_heartbeat(notifier, database, all_ready, stop))
-    await asyncio.wait([*tasks, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+    done, _pending = await asyncio.wait(
+        [*tasks, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED
+    )
+    requested = stop.is_set()
     log.info("stopping")
     notifier.stopping()
     stop.set()
@@ -134,10 +140,13 @@ async def _run(
     heartbeat.cancel()
     await asyncio.gather(heartbeat, return_exceptions=True)
     failed = False
-    for service, result in zip(services, results, strict=True):
+    for service, task, result in zip(services, tasks, results, strict=True):
         if isinstance(result, BaseException):
             failed = True
             log.error("service failed", service=service.name, error=f"{type(result).__name__}: {result}")
+        elif task in done and not requested:
+            failed = True
+            log.error("service failed", service=service.name, error="it stopped without being asked to")
     return 1 if failed else 0
 
 

@@ -18,7 +18,8 @@ from pathspec import GitIgnoreSpec
 from indexer.database import Connection
 from indexer.hashing import content_hash
 from indexer.reconcile import IndexOptions, Repository, index_paths
-from indexer.sources import walk_markdown
+from indexer.skips import forget_skipped, settle_walk
+from indexer.sources import PathState, WalkProblems, path_state, walk_markdown
 from indexer.store import (
     StoredDocument,
     delete_document,
@@ -120,13 +121,18 @@ class RepositorySync:
         file plus a read of the files it really changed.
         """
         stored = stored_documents(conn, self.repository_id)
-        present = set(walk_markdown(self.repo.root, self.repo.file_filter))
+        problems = WalkProblems()
+        present = set(walk_markdown(self.repo.root, self.repo.file_filter, problems))
         changed = [
             rel
             for rel in sorted(present)
             if rel not in stored or not _same_stat(self.repo.root / rel, stored[rel])
         ]
-        report = self._apply(conn, stored, changed, set(stored) - present)
+        gone, walk_skips = settle_walk(
+            conn, self.repository_id, self.repo.name, stored, present, problems, changed
+        )
+        report = self._apply(conn, stored, changed, set(gone))
+        report.skipped += len(walk_skips)
         report.full_scan = True
         return report
 
@@ -141,12 +147,17 @@ class RepositorySync:
         gone: set[str] = set()
         for rel in paths:
             path = self.repo.root / rel
-            if matcher.matches(rel) and (path.is_file() or path.is_symlink()):
+            # A path the OS will not stat (a folder above it lost its permissions) is read, not deleted:
+            # reading it fails and keeps its document.
+            state = path_state(path)
+            if matcher.matches(rel) and state in (PathState.FILE, PathState.UNKNOWN):
                 known = stored.get(rel)
                 if known is None or not _same_stat(path, known):
                     changed.append(rel)
             elif rel in stored:
                 gone.add(rel)
+        # A path that is not (or no longer) a file to index loses its skip note with its document.
+        forget_skipped(conn, self.repository_id, sorted(set(paths) - set(changed)))
         return self._apply(conn, stored, changed, gone)
 
     def _structural(self, conn: Connection, paths: list[str]) -> bool:

@@ -1,8 +1,9 @@
 """Bringing a repository's documents in line with its files: the catch-up walk and single-file updates.
 
 Unchanged files are skipped by size and mtime without being read, then by content hash without being parsed.
-Each file is written in its own transaction; a file that cannot be read is logged and leaves its stored
-document as it was, except a file that is gone, whose document is deleted.
+Each file is written in its own transaction; a file that cannot be read, whose name is not UTF-8, or whose
+rows the database refuses is logged, noted in `skipped_files`, and leaves its stored document as it was. Only
+a file that is gone loses its document: one under a folder the walk could not list is not known to be gone.
 """
 
 from __future__ import annotations
@@ -14,19 +15,34 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psycopg
 import structlog
 
 from indexer.database import Connection
 from indexer.hashing import content_hash
 from indexer.markdown import CodeMode, parse_markdown
 from indexer.segment import split_sentences
-from indexer.sources import FileFilter, SkipReason, git_head_commit, read_markdown, walk_markdown
+from indexer.skips import forget_skipped, record_skipped, settle_walk, skipped_paths
+from indexer.sources import (
+    FileFilter,
+    PathState,
+    SkipReason,
+    WalkProblems,
+    display_path,
+    git_head_commit,
+    is_undecodable,
+    path_state,
+    read_markdown,
+    walk_markdown,
+)
 from indexer.store import (
     DocumentFile,
     StoredDocument,
     delete_document,
     ensure_repository,
+    refused_rows,
     stored_documents,
+    stored_documents_for,
     touch_document,
     write_document,
 )
@@ -85,6 +101,7 @@ class _Prepared:
     document: DocumentFile | None = None
     skipped: SkipReason | None = None
     unchanged_mtime_ns: int | None = None
+    detail: str = ""
 
 
 class _Indexer:
@@ -95,7 +112,7 @@ class _Indexer:
     written (psycopg releases the GIL while PostgreSQL works), so both cores are busy during a cold index.
     """
 
-    __slots__ = ("conn", "git_commit", "options", "repo", "report", "repository_id", "stored")
+    __slots__ = ("conn", "git_commit", "noted", "options", "repo", "report", "repository_id", "stored")
 
     def __init__(self, conn: Connection, repo: Repository, options: IndexOptions, report: IndexReport):
         if not conn.autocommit:
@@ -110,6 +127,7 @@ class _Indexer:
         self.repository_id = ensure_repository(conn, repo.name, str(repo.root))
         self.stored: dict[str, StoredDocument] = {}
         self.git_commit = git_head_commit(repo.root)
+        self.noted = skipped_paths(conn, self.repository_id)  # notes to drop once their file is indexed
 
     def prepare(self, rel: str) -> _Prepared:
         report = self.report
@@ -125,10 +143,10 @@ class _Indexer:
                     reason=result.skipped.value,
                     detail=result.detail,
                 )
-            return _Prepared(rel, skipped=result.skipped)
+            return _Prepared(rel, skipped=result.skipped, detail=result.detail)
         assert result.text is not None and result.raw is not None
         if result.replaced_invalid_utf8:
-            log.warning("invalid UTF-8 replaced", repository=self.repo.name, path=rel)
+            log.warning("invalid UTF-8 replaced", repository=self.repo.name, path=rel, detail=result.detail)
         digest = content_hash(result.raw)
         known = self.stored.get(rel)
         if known is not None and known.content_hash == digest:
@@ -149,11 +167,11 @@ class _Indexer:
         report.files_seen += 1
         rel = prepared.rel
         if prepared.skipped is not None:
-            report.files_skipped += 1
-            report.skipped[rel] = prepared.skipped.value
-            if prepared.skipped is SkipReason.VANISHED:
-                self.delete(rel)
+            self._skip(rel, prepared.skipped, prepared.detail)
             return
+        if rel in self.noted:
+            forget_skipped(self.conn, self.repository_id, [rel])
+            self.noted.discard(rel)
         if prepared.document is None:
             report.files_unchanged += 1
             known = self.stored[rel]
@@ -161,13 +179,38 @@ class _Indexer:
                 touch_document(self.conn, known.id, prepared.unchanged_mtime_ns, self.git_commit)
             return
         started = time.perf_counter()
-        written = write_document(self.conn, self.repository_id, prepared.document)
+        try:
+            written = write_document(self.conn, self.repository_id, prepared.document)
+        except psycopg.Error as exc:
+            if not refused_rows(exc, self.conn):
+                raise  # a lost connection or a server fault: not this file's doing
+            report.database_seconds += time.perf_counter() - started
+            detail = f"{type(exc).__name__}: {(str(exc) or str(exc.sqlstate)).splitlines()[0]}"
+            log.warning(
+                "file skipped",
+                repository=self.repo.name,
+                path=rel,
+                reason=SkipReason.REJECTED.value,
+                detail=detail,
+            )
+            self._skip(rel, SkipReason.REJECTED, detail)
+            return
         report.database_seconds += time.perf_counter() - started
         report.files_written += 1
         report.sentences_inserted += written.inserted
         report.sentences_deleted += written.deleted
         report.sentences_moved += written.moved
         report.sentences_unchanged += written.unchanged
+
+    def _skip(self, rel: str, reason: SkipReason, detail: str) -> None:
+        """Count a skipped file and note it, keeping its document; a vanished file is gone instead."""
+        self.report.files_skipped += 1
+        self.report.skipped[rel] = reason.value
+        if reason is SkipReason.VANISHED:
+            self.delete(rel)
+        else:
+            record_skipped(self.conn, self.repository_id, rel, reason.value, detail)
+            self.noted.add(rel)
 
     def run(self, rels: Iterable[str], progress: ProgressCallback | None = None) -> None:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="citeline-prepare") as pool:
@@ -188,6 +231,9 @@ class _Indexer:
     def delete(self, rel: str) -> None:
         if delete_document(self.conn, self.repository_id, rel):
             self.report.documents_deleted += 1
+        if rel in self.noted:
+            forget_skipped(self.conn, self.repository_id, [rel])
+            self.noted.discard(rel)
 
 
 def reconcile_repository(
@@ -204,7 +250,8 @@ def reconcile_repository(
     indexer.stored = stored_documents(conn, indexer.repository_id)
     present = set()
     changed = []
-    for rel in walk_markdown(repo.root, repo.file_filter):
+    problems = WalkProblems()
+    for rel in walk_markdown(repo.root, repo.file_filter, problems):
         present.add(rel)
         known = indexer.stored.get(rel)
         if known is not None and _unchanged_on_disk(repo.root / rel, known):
@@ -214,8 +261,14 @@ def reconcile_repository(
                 progress(rel)
         else:
             changed.append(rel)
+    gone, walk_skips = settle_walk(
+        conn, indexer.repository_id, repo.name, indexer.stored, present, problems, changed
+    )
+    indexer.noted = skipped_paths(conn, indexer.repository_id)
+    report.files_skipped += len(walk_skips)
+    report.skipped.update(walk_skips)
     indexer.run(changed, progress)
-    for rel in sorted(set(indexer.stored) - present):
+    for rel in gone:
         indexer.delete(rel)
     return report
 
@@ -227,21 +280,20 @@ def index_paths(
     report = IndexReport()
     indexer = _Indexer(conn, repo, options or IndexOptions(), report)
     for rel in paths:
+        if is_undecodable(rel):  # never stored, so nothing to keep; a full walk notes it
+            log.warning(
+                "file skipped",
+                repository=repo.name,
+                path=display_path(rel),
+                reason=SkipReason.UNDECODABLE_NAME.value,
+            )
+            continue
         indexer.stored = stored_documents_for(conn, indexer.repository_id, rel)
-        if (repo.root / rel).exists() or (repo.root / rel).is_symlink():
-            indexer.apply(indexer.prepare(rel))
-        else:
+        if path_state(repo.root / rel) is PathState.ABSENT:
             indexer.delete(rel)
+        else:  # present, or the OS would not say: reading tells (an unreadable file keeps its document)
+            indexer.apply(indexer.prepare(rel))
     return report
-
-
-def stored_documents_for(conn: Connection, repository_id: int, rel: str) -> dict[str, StoredDocument]:
-    """The stored row of one path, as the one-entry table `_Indexer` compares with."""
-    row = conn.execute(
-        "SELECT id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s AND path = %s",
-        (repository_id, rel),
-    ).fetchone()
-    return {} if row is None else {rel: StoredDocument(row[0], row[1], row[2], row[3])}
 
 
 def _unchanged_on_disk(path: Path, known: StoredDocument) -> bool:

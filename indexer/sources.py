@@ -1,7 +1,9 @@
 """Finding and reading a repository's Markdown files without trusting them.
 
 Walks skip `.git`, honour every `.gitignore` on the way down, and never follow a symlink out of the
-repository. Reading refuses binary content and oversized files, decodes invalid UTF-8 with replacement, and
+repository. A folder the walk cannot list and a name that is not UTF-8 are reported in `WalkProblems`, never
+silently dropped: a listing that failed must not read as files that were deleted. Reading refuses binary
+content and oversized files, decodes invalid UTF-8 with replacement (U+FFFD, flagged for a warning), and
 reports a file that vanished mid-read as gone: each case is a `SkipReason`, logged by the caller, and none of
 them touches the index.
 """
@@ -10,8 +12,9 @@ from __future__ import annotations
 
 import enum
 import os
+import stat as stat_mode
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
@@ -19,9 +22,14 @@ from pathspec import GitIgnoreSpec
 __all__ = [
     "DEFAULT_INCLUDE",
     "FileFilter",
+    "PathState",
     "ReadResult",
     "SkipReason",
+    "WalkProblems",
+    "display_path",
     "git_head_commit",
+    "is_undecodable",
+    "path_state",
     "read_markdown",
     "walk_markdown",
 ]
@@ -45,6 +53,12 @@ class SkipReason(enum.Enum):
     """A symlink pointing out of the repository."""
     NOT_FILE = "not_file"
     """A directory, socket or other non-regular file."""
+    REJECTED = "rejected"
+    """The database refused the document's rows (a data error or a size limit); nothing of it was written."""
+    UNDECODABLE_NAME = "undecodable_name"
+    """The file name is not UTF-8, so it cannot be stored, searched or cited as a path."""
+    FOLDER_UNREADABLE = "folder_unreadable"
+    """The folder holding the file could not be listed: the file may still be there, so its document stays."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +86,59 @@ class ReadResult:
     skipped: SkipReason | None = None
     replaced_invalid_utf8: bool = False
     detail: str = ""
+
+
+class PathState(enum.Enum):
+    """What `lstat` says about a path, keeping "cannot tell" apart from "not there"."""
+
+    FILE = "file"
+    """A regular file or a symlink (reading decides what it points to)."""
+    OTHER = "other"
+    """A directory, socket or other non-regular file."""
+    ABSENT = "absent"
+    """Nothing at that path."""
+    UNKNOWN = "unknown"
+    """The operating system refused to say (a permission error or an I/O error on the way)."""
+
+
+def path_state(path: Path) -> PathState:
+    """Whether `path` exists, without mistaking a refused `lstat` for a deleted file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return PathState.ABSENT
+    except OSError:
+        return PathState.UNKNOWN
+    return PathState.FILE if stat_mode.S_ISREG(mode) or stat_mode.S_ISLNK(mode) else PathState.OTHER
+
+
+def is_undecodable(name: str) -> bool:
+    """Whether a name from the file system carries bytes that are not UTF-8 (held as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def display_path(name: str) -> str:
+    """A name as it can be logged and stored: bytes that are not UTF-8 written as `\\xff` escapes."""
+    return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+
+
+@dataclass(slots=True)
+class WalkProblems:
+    """What a walk could not look at; the caller warns about each and keeps the documents they hold."""
+
+    unreadable_folders: dict[str, str] = field(default_factory=dict)
+    """Repository-relative folder ("" for the root) to the operating system's refusal."""
+    undecodable: list[str] = field(default_factory=list)
+    """Names that are not UTF-8, as `display_path` writes them; skipped, with everything under them."""
+
+    def hiding(self, rel: str) -> str | None:
+        """The innermost folder the walk could not list holding `rel` (whose absence then proves nothing)."""
+        holders = [f for f in self.unreadable_folders if f == "" or rel.startswith(f + "/")]
+        return max(holders, key=len) if holders else None
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -114,12 +181,17 @@ def read_markdown(path: Path, root: Path, max_bytes: int) -> ReadResult:
         return ReadResult(None, None, len(raw), stat.st_mtime_ns, SkipReason.BINARY)
     try:
         text = raw.decode("utf-8")
-        replaced = False
-    except UnicodeDecodeError:
+        replaced, detail = False, ""
+    except UnicodeDecodeError as exc:
         text = raw.decode("utf-8", errors="replace")
-        replaced = True
+        replaced, detail = True, f"invalid UTF-8 from byte {exc.start}, read as U+FFFD"
     return ReadResult(
-        text.removeprefix("\ufeff"), raw, len(raw), stat.st_mtime_ns, replaced_invalid_utf8=replaced
+        text.removeprefix("\ufeff"),
+        raw,
+        len(raw),
+        stat.st_mtime_ns,
+        replaced_invalid_utf8=replaced,
+        detail=detail,
     )
 
 
@@ -131,11 +203,21 @@ def _gitignore(directory: Path) -> GitIgnoreSpec | None:
     return GitIgnoreSpec.from_lines(lines)
 
 
-def walk_markdown(root: Path, file_filter: FileFilter) -> Iterator[str]:
-    """Relative POSIX paths of the Markdown files under `root`, in a stable order."""
+def walk_markdown(root: Path, file_filter: FileFilter, problems: WalkProblems | None = None) -> Iterator[str]:
+    """Relative POSIX paths of the Markdown files under `root`, in a stable order.
+
+    Folders that cannot be listed and names that are not UTF-8 are left out of the paths and noted in
+    `problems` (when given); a caller that deletes documents of unlisted files must spare those folders.
+    """
     include, exclude = file_filter.spec()
     ignores: dict[str, GitIgnoreSpec | None] = {}
-    for current, dirs, files in os.walk(root, followlinks=False):
+    problems = problems if problems is not None else WalkProblems()
+
+    def refused(exc: OSError) -> None:
+        folder = Path(exc.filename or root).relative_to(root).as_posix()
+        problems.unreadable_folders["" if folder == "." else folder] = exc.strerror or str(exc)
+
+    for current, dirs, files in os.walk(root, onerror=refused, followlinks=False):
         current_path = Path(current)
         rel_dir = current_path.relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
@@ -155,12 +237,18 @@ def walk_markdown(root: Path, file_filter: FileFilter) -> Iterator[str]:
         for name in sorted(dirs):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if name != ".git" and not ignored(rel, True):
-                kept.append(name)
+                if is_undecodable(name):
+                    problems.undecodable.append(display_path(rel) + "/")
+                else:
+                    kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if include.match_file(rel) and not exclude.match_file(rel) and not ignored(rel, False):
-                yield rel
+                if is_undecodable(name):
+                    problems.undecodable.append(display_path(rel))
+                else:
+                    yield rel
 
 
 def git_head_commit(root: Path) -> str | None:

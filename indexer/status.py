@@ -3,6 +3,8 @@
 Backlog figures are what operators alert on: the age of the oldest un-embedded sentence says whether the
 embedders keep up. The embed rate counts the last minute's vectors and the ingest latency (change seen by
 the watcher to change committed) the last 15 minutes' samples, so both describe now, not the process's life.
+Skipped files (kept at their previous version because they could not be indexed) are counted per repository:
+a count above zero means some document is stale or missing, which an operator should hear about.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class RepositoryStatus:
     ingest_latency_p50_seconds: float | None = None
     ingest_latency_p95_seconds: float | None = None
     ingest_samples: int = 0
+    skipped_files: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -61,6 +64,7 @@ class StatusTotals:
     ingest_latency_p95_seconds: float | None
     embedding_model: str
     embedding_dimension: int
+    skipped_files: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -74,7 +78,8 @@ SELECT r.name, r.root,
        coalesce(b.pending, 0), coalesce(extract(epoch FROM now() - b.oldest), 0), coalesce(b.failed, 0),
        (SELECT max(d.indexed_at) FROM documents d WHERE d.repository_id = r.id),
        coalesce(e.total, 0), coalesce(e.recent, 0),
-       l.p50, l.p95, coalesce(l.n, 0)
+       l.p50, l.p95, coalesce(l.n, 0),
+       (SELECT count(*) FROM skipped_files k WHERE k.repository_id = r.id)
 FROM repositories r
 LEFT JOIN LATERAL (
     SELECT count(*) FILTER (WHERE q.failed_at IS NULL) AS pending,
@@ -122,6 +127,7 @@ def repository_status(conn: Connection, names: list[str] | None = None) -> list[
             ingest_latency_p50_seconds=_rounded(r[10]),
             ingest_latency_p95_seconds=_rounded(r[11]),
             ingest_samples=r[12],
+            skipped_files=r[13],
         )
         for r in rows
     ]
@@ -146,6 +152,7 @@ def status_totals(conn: Connection, statuses: list[RepositoryStatus]) -> StatusT
         ingest_latency_p95_seconds=max(p95s, default=None),
         embedding_model=model[0] if model else "",
         embedding_dimension=model[1] if model else 0,
+        skipped_files=sum(s.skipped_files for s in statuses),
     )
 
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
+
 from indexer.database import Connection
 from indexer.diff import StoredSentence, diff_sentences
 from indexer.hashing import sentence_hash
@@ -23,8 +25,10 @@ __all__ = [
     "WriteResult",
     "delete_document",
     "ensure_repository",
+    "refused_rows",
     "rename_document",
     "stored_documents",
+    "stored_documents_for",
     "touch_document",
     "write_document",
 ]
@@ -219,6 +223,26 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
     )
 
 
+# SQLSTATE classes that say the rows themselves were refused: data exceptions (22: a bad value, a NUL
+# character), integrity constraints (23) and program limits (54: a tsvector or an index row too large).
+_REFUSED_ROW_CLASSES = frozenset({"22", "23", "54"})
+
+
+def refused_rows(exc: psycopg.Error, conn: Connection) -> bool:
+    """Whether `exc`, raised writing one document, is that document's fault rather than the database's.
+
+    True only while the connection is still usable and the error is a data, constraint or size error: the
+    file is then skipped and the next one written. A lost connection, a shutdown or any other server error is
+    not a file's doing and must reach the caller (psycopg files "program limit exceeded" under
+    OperationalError, beside a lost connection, so the class of the exception cannot decide it).
+    """
+    if conn.closed or conn.broken:
+        return False
+    if isinstance(exc, psycopg.DataError) and exc.sqlstate is None:
+        return True  # refused by psycopg before it was sent (a NUL character in a parameter)
+    return exc.sqlstate is not None and exc.sqlstate[:2] in _REFUSED_ROW_CLASSES
+
+
 def delete_document(conn: Connection, repository_id: int, path: str) -> bool:
     """Remove a document and its sentences; answers citing them keep their rows with NULL references."""
     with conn.transaction():
@@ -259,6 +283,15 @@ def stored_documents(conn: Connection, repository_id: int) -> dict[str, StoredDo
         (repository_id,),
     ).fetchall()
     return {r[0]: StoredDocument(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def stored_documents_for(conn: Connection, repository_id: int, rel: str) -> dict[str, StoredDocument]:
+    """The stored row of one path, as a one-entry table like `stored_documents`'."""
+    row = conn.execute(
+        "SELECT id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s AND path = %s",
+        (repository_id, rel),
+    ).fetchone()
+    return {} if row is None else {rel: StoredDocument(row[0], row[1], row[2], row[3])}
 
 
 def touch_document(conn: Connection, document_id: int, mtime_ns: int, git_commit: str | None) -> None:

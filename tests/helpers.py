@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
+import os
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
 from indexer.database import Connection
 from indexer.store import TEXT_SEARCH_CONFIG
 
@@ -34,3 +40,60 @@ def sentence_ids(conn: Connection, path: str) -> dict[str, int]:
         (path,),
     ).fetchall()
     return dict(rows)
+
+
+_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
+_CAP_VERSION_3 = 0x20080522
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def drop_permission_override() -> None:
+    """Drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the calling thread (Linux credentials are per
+    thread), so it meets file modes as a non-root user would; threads it starts inherit the loss."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    header, data = _CapHeader(_CAP_VERSION_3, 0), (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget failed")
+    mask = ~((1 << _CAP_DAC_OVERRIDE) | (1 << _CAP_DAC_READ_SEARCH)) & 0xFFFFFFFF
+    data[0].effective &= mask
+    data[0].permitted &= mask
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+T = TypeVar("T")
+
+
+def without_permission_override(work: Callable[[], T]) -> T:
+    """Run `work` where `chmod 000` is honoured: in a thread without root's two permission-override
+    capabilities when the tests run as root (they do in CI), directly otherwise. Nothing is faked: the
+    operating system itself refuses the listing or the read."""
+    if os.geteuid() != 0:
+        return work()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            drop_permission_override()
+            outcome.append(work())
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]

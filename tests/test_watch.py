@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import shutil
+import string
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 
@@ -23,17 +26,32 @@ from daemon.reconnect import Reconnector
 from daemon.watch import Watcher
 from indexer.database import Connection, Database
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
-from tests.helpers import lexical_stats_are_exact
+from tests.helpers import drop_permission_override, lexical_stats_are_exact
 
 Snapshot = dict[str, tuple[str, list[tuple[object, ...]]]]
+
+
+class PrivilegedReconnector(Reconnector):
+    """Opens connections from a thread started here, before the watcher drops root's permission override:
+    the embedded server's socket belongs to its own user, as a production socket is open to citeline's."""
+
+    def __init__(self, database: Database, stop: threading.Event) -> None:
+        super().__init__(database, stop)
+        self._opener = ThreadPoolExecutor(max_workers=1)
+        self._opener.submit(lambda: None).result()  # its thread exists now, with this thread's rights
+
+    def connect(self, *, autocommit: bool = True) -> Connection | None:
+        return self._opener.submit(super().connect, autocommit=autocommit).result()
 
 
 class RunningWatcher:
     """A Watcher on its own event loop in a thread, started and stopped like the daemon does."""
 
-    def __init__(self, database: Database, repo: Repository) -> None:
+    def __init__(self, database: Database, repo: Repository, *, as_non_root: bool = False) -> None:
+        self.as_non_root = as_non_root and os.geteuid() == 0
         self.shutdown = threading.Event()
-        self.watcher = Watcher(Reconnector(database, self.shutdown), [repo], IndexOptions())
+        reconnector = (PrivilegedReconnector if self.as_non_root else Reconnector)(database, self.shutdown)
+        self.watcher = Watcher(reconnector, [repo], IndexOptions())
         self.ready = threading.Event()
         self.loop = asyncio.new_event_loop()
         self.stop: asyncio.Event | None = None
@@ -46,6 +64,8 @@ class RunningWatcher:
             await self.watcher.run(self.stop, self.ready.set)
 
         try:
+            if self.as_non_root:  # its worker threads inherit the loss
+                drop_permission_override()
             self.loop.run_until_complete(main())
         except BaseException as exc:
             self.error = exc
@@ -97,6 +117,15 @@ def wait_until(check: Callable[[], bool], timeout: float = 20.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def found(conn: Connection, word: str) -> bool:
+    row = conn.execute("SELECT count(*) FROM sentences WHERE text LIKE %s", (f"%{word}%",)).fetchone()
+    return bool(row and row[0])
+
+
+def skipped(conn: Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT path, reason FROM skipped_files").fetchall())
 
 
 def equals_fresh_index(conn: Connection, root: Path, name: str = "docs") -> bool:
@@ -199,21 +228,75 @@ def test_an_edit_is_searchable_quickly_and_a_lost_connection_is_survived(
 ) -> None:
     repo = Repository("docs", tree)
 
-    def found(word: str) -> bool:
-        row = conn.execute("SELECT count(*) FROM sentences WHERE text LIKE %s", (f"%{word}%",)).fetchone()
-        return bool(row and row[0])
+    def samples() -> int:
+        row = conn.execute("SELECT count(*) FROM ingest_samples").fetchone()
+        return int(row[0]) if row else 0
 
     with RunningWatcher(clean_database, repo):
         started = time.monotonic()
         (tree / "guide" / "p1.md").write_text(_doc(1, "zebracorn"))
-        wait_until(lambda: found("zebracorn"), timeout=5)
+        wait_until(lambda: found(conn, "zebracorn"), timeout=5)
         assert time.monotonic() - started < 2.0
+        # The edit commits first and its latency sample in a transaction of its own just after: cutting the
+        # connection between the two loses the sample, so the cut waits for it.
+        wait_until(lambda: samples() >= 1)
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE pid <> pg_backend_pid() AND datname = current_database()"
         )
         (tree / "guide" / "p2.md").write_text(_doc(2, "quokkafish"))
-        wait_until(lambda: found("quokkafish"), timeout=15)
+        wait_until(lambda: found(conn, "quokkafish"), timeout=15)
         wait_until(lambda: equals_fresh_index(conn, tree))
-        status = conn.execute("SELECT count(*) FROM ingest_samples").fetchone()
-        assert status is not None and status[0] >= 1
+
+
+def test_a_poison_file_is_skipped_and_the_watcher_keeps_indexing(
+    conn: Connection, clean_database: Database, tree: Path
+) -> None:
+    rng = random.Random(16)
+    words = " ".join("".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(125_000))
+    folders = ["".join(rng.choices(string.ascii_letters, k=240)) for _ in range(12)]
+    deep = "/".join([*folders, "deep.md"])  # a (repository, path) key too long for a B-tree entry
+    with RunningWatcher(clean_database, Repository("docs", tree)):
+        (tree / "guide" / "words.md").write_text(f"# Words\n\n{words}\n")
+        (tree / deep).parent.mkdir(parents=True)
+        (tree / deep).write_text("Nobody can store this path.\n")
+        (tree / "guide" / "p1.md").write_text(_doc(1, "zebracorn"))
+        wait_until(lambda: found(conn, "zebracorn") and found(conn, words[:50]))
+        wait_until(lambda: skipped(conn) == {deep: "rejected"})
+        (tree / "guide" / "p2.md").write_text(_doc(2, "quokkafish"))
+        wait_until(lambda: found(conn, "quokkafish"))
+
+
+def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher(
+    conn: Connection, clean_database: Database, tree: Path
+) -> None:
+    with RunningWatcher(clean_database, Repository("docs", tree)):
+        bad = os.path.join(os.fsencode(tree / "guide"), b"\xff\xfe-name.md")
+        with open(bad, "wb") as handle:
+            handle.write(b"A page under a name that is not UTF-8.\n")
+        wait_until(lambda: skipped(conn) == {"guide/\\xff\\xfe-name.md": "undecodable_name"})
+        (tree / "guide" / "p1.md").write_text(_doc(1, "zebracorn"))
+        wait_until(lambda: found(conn, "zebracorn"))
+        os.unlink(bad)
+        wait_until(lambda: skipped(conn) == {})
+    # leaving the block asserts the watcher ran to the end without an error
+
+
+def test_a_folder_the_watcher_cannot_read_keeps_its_documents(
+    conn: Connection, clean_database: Database, tree: Path
+) -> None:
+    """The watcher runs without root's permission override (see `drop_permission_override`)."""
+    repo = Repository("docs", tree)
+    reconcile_repository(conn, repo)
+    before = snapshot(conn, "docs")
+    with RunningWatcher(clean_database, repo, as_non_root=True):
+        (tree / "guide").chmod(0)
+        try:
+            wait_until(lambda: len(skipped(conn)) == 20)
+            assert set(skipped(conn).values()) == {"folder_unreadable"}
+            (tree / "top.md").write_text(_doc(99, "zebracorn"))
+            wait_until(lambda: found(conn, "zebracorn"))
+            assert {k: v for k, v in snapshot(conn, "docs").items() if k != "top.md"} == before
+        finally:
+            (tree / "guide").chmod(0o755)
+        wait_until(lambda: skipped(conn) == {})
