@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.retrieval import RetrievalConfig
+from indexer.embedder import EmbedderRuntime
+from indexer.embedding_context import PreviousSentence
 from indexer.markdown import CodeMode
 
 __all__ = [
@@ -66,8 +68,17 @@ class ModelsConfig:
     """Model names or paths; empty means the model shipped with citeline."""
 
     embedder: str = ""
+    embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
+    """`auto`: int8 ONNX for the shipped embedder, torch for a named one; `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
+
+    def __post_init__(self) -> None:
+        if self.embedder and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
+            raise ConfigError(
+                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder, not {self.embedder!r};'
+                ' leave models.embedder empty or set embedder_runtime = "torch" (or "auto")'
+            )
 
 
 class PlannerKind(enum.Enum):
@@ -101,14 +112,22 @@ class EmbeddingConfig:
 
     workers: int = 1
     batch_size: int = 64
+    """Backlog rows one worker claims at a time."""
+    batch_tokens: int = 8192
+    """Padded tokens per encoder call: a claim is sorted by token count and cut into calls of this size."""
+    max_context_tokens: int = 64
+    """Tokens of heading path and previous sentence at most, so the sentence itself is never cut."""
     max_attempts: int = 3
     lease_seconds: float = 300.0
     interval_seconds: float = 30.0
     context_heading: bool = True
-    context_previous_sentence: bool = True
+    context_previous: PreviousSentence = PreviousSentence.DEPENDENT
+    """The sentence before is embedded with a sentence `never`, only for a `dependent` one, or `always`."""
+    context_previous_sentence: bool | None = None
+    """The older switch: true is `always`, false `never`; when set it wins over `context_previous`."""
 
     def __post_init__(self) -> None:
-        for key in ("workers", "batch_size", "max_attempts"):
+        for key in ("workers", "batch_size", "batch_tokens", "max_attempts"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"embedding.{key}: must be at least 1, got {getattr(self, key)}")
 
