@@ -113,8 +113,9 @@ class EmbeddingConfig:
     workers: int = 1
     batch_size: int = 64
     """Backlog rows one worker claims at a time."""
-    batch_tokens: int = 8192
-    """Padded tokens per encoder call: a claim is sorted by token count and cut into calls of this size."""
+    batch_tokens: int = 0
+    """Padded tokens per encoder call (0: the runtime's best): a claim is sorted by token count and cut into
+    calls of this size."""
     max_context_tokens: int = 64
     """Tokens of heading path and previous sentence at most, so the sentence itself is never cut."""
     max_attempts: int = 3
@@ -127,7 +128,7 @@ class EmbeddingConfig:
     """The older switch: true is `always`, false `never`; when set it wins over `context_previous`."""
 
     def __post_init__(self) -> None:
-        for key in ("workers", "batch_size", "batch_tokens", "max_attempts"):
+        for key in ("workers", "batch_size", "max_attempts"):
             if getattr(self, key) < 1:
                 raise ConfigError(f"embedding.{key}: must be at least 1, got {getattr(self, key)}")
 

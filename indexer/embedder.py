@@ -36,6 +36,9 @@ DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 Vectors = npt.NDArray[np.float32]
 
+ONNX_BATCH_TOKENS = 2048
+TORCH_BATCH_TOKENS = 16384
+
 
 @runtime_checkable
 class EmbeddingModel(Protocol):
@@ -94,7 +97,7 @@ class SentenceTransformerModel:
 
     __slots__ = ("_batch_tokens", "_dimension", "_model", "_name")
 
-    def __init__(self, model: Any, name: str, batch_tokens: int = 8192) -> None:
+    def __init__(self, model: Any, name: str, batch_tokens: int = 16384) -> None:
         self._model = model
         self._name = name
         self._batch_tokens = batch_tokens
@@ -150,14 +153,15 @@ def load_embedding_model(
     runtime: EmbedderRuntime = EmbedderRuntime.AUTO,
     *,
     device: str | None = None,
-    batch_tokens: int = 8192,
+    batch_tokens: int = 0,
 ) -> EmbeddingModel:
     """Load the model named or located by `spec`; empty means the bundled all-MiniLM-L6-v2, offline.
 
     With an empty `spec`, `auto` and `onnx-int8` give the int8 ONNX model and `torch` the same model on torch;
     a named model always runs on torch (ValueError if `onnx-int8` is asked for it). A folder path is recorded
     under its resolved path, a hub name under that name, so that pointing two workers at the same model
-    records the same name and does not re-enqueue the corpus.
+    records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the runtime's best
+    (int8 ONNX runs fastest on narrow batches, torch on wide ones).
     """
     if spec and runtime is EmbedderRuntime.ONNX_INT8:
         raise ValueError(
@@ -167,7 +171,7 @@ def load_embedding_model(
     if not spec and runtime is not EmbedderRuntime.TORCH:
         from indexer.onnx_embedder import load_onnx_int8
 
-        return load_onnx_int8(batch_tokens=batch_tokens)
+        return load_onnx_int8(batch_tokens=batch_tokens or ONNX_BATCH_TOKENS)
     if not spec:
         os.environ["HF_HUB_OFFLINE"] = "1"  # the bundled copy must never reach for the network
         source, name = str(_bundled_model_dir()), DEFAULT_MODEL_NAME
@@ -178,4 +182,5 @@ def load_embedding_model(
         source, name = spec, spec
     from sentence_transformers import SentenceTransformer  # lazily: torch takes seconds to import
 
-    return SentenceTransformerModel(SentenceTransformer(source, device=device), name, batch_tokens)
+    model = SentenceTransformer(source, device=device)
+    return SentenceTransformerModel(model, name, batch_tokens or TORCH_BATCH_TOKENS)

@@ -36,7 +36,7 @@ class OnnxInt8Model:
 
     dimension = 384
 
-    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 8192) -> None:
+    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 2048) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._batch_tokens = batch_tokens
@@ -80,7 +80,7 @@ def _package_file(package: str, *parts: str) -> Path:
     return Path(str(resources.files(package).joinpath(*parts)))
 
 
-def load_onnx_int8(*, batch_tokens: int = 8192, threads: int = 0) -> OnnxInt8Model:
+def load_onnx_int8(*, batch_tokens: int = 2048, threads: int = 0) -> OnnxInt8Model:
     """Load the packaged int8 model offline; `threads` 0 lets onnxruntime use every core.
 
     Raises OSError when a package is missing or the model file is not the one its package pins.
