@@ -111,9 +111,15 @@ def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path)
     assert load_config(None, env=env).models.embedder_runtime is EmbedderRuntime.AUTO
     forced = load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "torch"})
     assert forced.models.embedder_runtime is EmbedderRuntime.TORCH
-    with pytest.raises(ConfigError, match=r"models\.embedder_runtime: expected one of auto, onnx-int8, torch"):
+    with pytest.raises(
+        ConfigError, match=r"models\.embedder_runtime: expected one of auto, onnx-int8, torch"
+    ):
         load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "tensorrt"})
-    named = {**env, "CITELINE_MODELS__EMBEDDER": "some/model", "CITELINE_MODELS__EMBEDDER_RUNTIME": "onnx-int8"}
+    named = {
+        **env,
+        "CITELINE_MODELS__EMBEDDER": "some/model",
+        "CITELINE_MODELS__EMBEDDER_RUNTIME": "onnx-int8",
+    }
     with pytest.raises(ConfigError, match="runs only the shipped embedder"):
         load_config(None, env=named)
     older = load_config(None, env={**env, "CITELINE_EMBEDDING__CONTEXT_PREVIOUS_SENTENCE": "true"})

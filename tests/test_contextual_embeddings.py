@@ -1,8 +1,9 @@
 """Contextual embeddings that do not steal rank: a paraphrase finds the sentence it paraphrases first.
 
 With the sentence before it embedded into every vector, "when is the test environment rebooted" ranked the
-sentence after the staging one first, since its vector carried the staging sentence. The previous sentence is
-now context only for a sentence that depends on it. Runs the shipped embedder (int8 ONNX) on a real PostgreSQL.
+sentence after the staging one first, since its vector carried the staging sentence. The previous sentence
+is now context only for a sentence that depends on it. Runs the shipped embedder (int8 ONNX) on a real
+PostgreSQL.
 """
 
 from __future__ import annotations

@@ -75,7 +75,9 @@ def _counts(conn: Connection) -> tuple[int, int, int]:
 
 
 def test_contextual_text_carries_the_heading_and_the_previous_sentence_only_for_a_dependent_one() -> None:
-    dependent = contextual_text("It runs.", ["Build", "Stage 0"], "Guide", "Stage 0 is old.", ContextOptions())
+    dependent = contextual_text(
+        "It runs.", ["Build", "Stage 0"], "Guide", "Stage 0 is old.", ContextOptions()
+    )
     assert dependent == "Build > Stage 0:\nStage 0 is old.\nIt runs."
     standalone = contextual_text("Tests run.", ["Build"], "Guide", "Stage 0 is old.", ContextOptions())
     assert standalone == "Build:\nTests run."
