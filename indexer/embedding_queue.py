@@ -220,7 +220,8 @@ class EmbeddingWorker:
         unchanged: list[int],
     ) -> BatchResult:
         conn = self.conn
-        kept = 0
+        fresh: list[int] = []
+        reused: list[int] = []
         with conn.transaction():
             row = conn.execute("SELECT name, dimension FROM embedding_model FOR SHARE").fetchone()
             if row is None or (row[0], row[1]) != (self.model.name, self.model.dimension):
@@ -246,7 +247,7 @@ class EmbeddingWorker:
                     )
                 ]
                 fresh = [i for i in owned if i in vectors]
-                kept = len(owned) - len(fresh)
+                reused = [i for i in owned if i not in vectors]  # unchanged text: only the key is new
                 if fresh:
                     with conn.cursor() as cur:
                         cur.executemany(
@@ -261,14 +262,11 @@ class EmbeddingWorker:
                                 for i in fresh
                             ],
                         )
-                if kept:
+                if reused:
                     conn.execute(
                         "UPDATE sentence_embeddings e SET context_key = k.key"
                         " FROM unnest(%s::bigint[], %s::bytea[]) AS k(id, key) WHERE e.sentence_id = k.id",
-                        (
-                            [i for i in owned if i not in vectors],
-                            [current[i].context_key for i in owned if i not in vectors],
-                        ),
+                        (reused, [current[i].context_key for i in reused]),
                     )
                 failed = 0
                 if errors:
@@ -290,7 +288,7 @@ class EmbeddingWorker:
                 f"{self.model.name!r} ({self.model.dimension}): restart it with the configured model"
             )
         dropped = claimed - len(owned) - failed - released
-        return BatchResult(claimed, len(owned) - kept, dropped, failed, released, 0, kept)
+        return BatchResult(claimed, len(fresh), dropped, failed, released, 0, len(reused))
 
     def drain(
         self,
