@@ -1,7 +1,7 @@
 """Retrieval quality and latency on BEIR SciFact: BM25, dense, fused, fused + rerank.
 
     python bench/beir_scifact.py ../shared/data/beir_scifact/qrels/train.tsv [--limit N] [--no-rerank]
-        [--workdir DIR] [--variants onnx-int8:dependent,torch:dependent,...] [--mix]
+        [--workdir DIR] [--variants onnx-int8:dependent,torch:dependent,...] [--mix] [--corpus-docs N]
 
 Each variant (embedder runtime : previous-sentence context, `always`, `dependent` or `never`) is embedded
 into the same database in turn (a context change re-encodes only the sentences whose embedded text changes)
@@ -77,6 +77,13 @@ def main() -> None:
         help="comma-separated RUNTIME:PREVIOUS pairs, embedded in turn (runtime onnx-int8 or torch; previous"
         " sentence always, dependent or never)",
     )
+    parser.add_argument(
+        "--corpus-docs",
+        type=int,
+        default=None,
+        help="a smaller corpus: the chosen queries' relevant abstracts, then others up to N (figures are then"
+        " not comparable with the full corpus's)",
+    )
     parser.add_argument("--mix", action="store_true", help="also score own + previous vectors (needs :never)")
     args = parser.parse_args()
     data = args.qrels.parent.parent
@@ -91,7 +98,13 @@ def main() -> None:
         tmp = args.workdir or Path(scratch)
         corpus = tmp / "corpus"
         corpus.mkdir(parents=True, exist_ok=True)
-        for doc in map(json.loads, (data / "corpus.jsonl").read_text().splitlines()):
+        docs = [json.loads(line) for line in (data / "corpus.jsonl").read_text().splitlines()]
+        if args.corpus_docs is not None:  # every abstract relevant to a chosen query, then the first others
+            wanted = set().union(*(relevant[q] for q in qids))
+            docs = sorted(docs, key=lambda d: d["_id"] not in wanted)[: max(args.corpus_docs, len(wanted))]
+            for stale in set(corpus.glob("*.md")) - {corpus / f"{d['_id']}.md" for d in docs}:
+                stale.unlink()
+        for doc in docs:
             page = corpus / f"{doc['_id']}.md"
             content = f"# {doc['title']}\n\n{doc['text']}\n"
             if not page.exists() or page.read_text() != content:
