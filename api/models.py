@@ -197,6 +197,8 @@ class RepositoryStatusOut(msgspec.Struct):
     last_change: str | None
     ingest_latency_p50_seconds: float | None
     ingest_latency_p95_seconds: float | None
+    backlog_eta_seconds: float | None = None
+    """Seconds until the backlog drains at the last minute's rate (0 when empty, null when nothing moves)."""
 
 
 class StatusTotalsOut(msgspec.Struct):
@@ -208,6 +210,8 @@ class StatusTotalsOut(msgspec.Struct):
     backlog_oldest_age_seconds: float
     failed_embeddings: int
     embedded_share: float
+    embedded_per_second: float = 0.0
+    backlog_eta_seconds: float | None = None
 
 
 class StatusOut(msgspec.Struct):

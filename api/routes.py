@@ -45,7 +45,7 @@ from api.models import (
 from engine.retrieval import Filters, SearchMode
 from indexer.answers import load_answer
 from indexer.browse import answer_scope, document_view, sentence_view
-from indexer.status import repository_status
+from indexer.status import eta_seconds, repository_status
 
 __all__ = ["ROUTES"]
 
@@ -260,16 +260,21 @@ def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOu
             last_change=s.last_change,
             ingest_latency_p50_seconds=s.ingest_latency_p50_seconds,
             ingest_latency_p95_seconds=s.ingest_latency_p95_seconds,
+            backlog_eta_seconds=eta_seconds(s.backlog_size, s.embedded_per_second),
         )
         for s in statuses
     ]
+    rate = round(sum(r.embedded_per_second for r in rows), 3)
+    backlog = sum(r.backlog_size for r in rows)
     total = StatusTotalsOut(
         documents=sum(r.documents for r in rows),
         sentences=sum(r.sentences for r in rows),
-        backlog_size=sum(r.backlog_size for r in rows),
+        backlog_size=backlog,
         backlog_oldest_age_seconds=max((r.backlog_oldest_age_seconds for r in rows), default=0.0),
         failed_embeddings=sum(r.failed_embeddings for r in rows),
         embedded_share=_share(sum(r.embeddings for r in rows), sum(r.sentences for r in rows)),
+        embedded_per_second=rate,
+        backlog_eta_seconds=eta_seconds(backlog, rate),
     )
     return StatusOut(repositories=rows, total=total)
 

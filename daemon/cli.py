@@ -21,7 +21,7 @@ from api.settings import ApiKeyError
 from daemon.config import Config, ConfigError, load_config
 from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
-from daemon.models import build_retriever
+from daemon.models import build_retriever, load_embedder
 from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
@@ -30,7 +30,6 @@ from daemon.services import ChildProcess, embedder_builder, queue_options, set_t
 from daemon.serving import api_service, ask, serve_api
 from engine.retrieval import Filters, SearchMode
 from indexer.database import Database, DatabaseError, open_database
-from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ModelMismatchError
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
@@ -217,7 +216,7 @@ def _run_daemon(
     if embed and config.embedding.separate_process:
         services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice))
     elif embed:
-        services.append(EmbedderRunner(embedder_builder(config, reconnector)))
+        services.append(EmbedderRunner(embedder_builder(config, reconnector, progress=True)))
     if api:
         services.append(api_service(config, database, args.host, args.port))
     return run_services(services, database, Notifier.from_environment(), shutdown)
@@ -239,9 +238,10 @@ def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> 
     try:
         report = drain_backlog(
             reconnector,
-            load_embedding_model(config.models.embedder),
+            load_embedder(config),
             queue_options(config),
             args.workers or config.embedding.workers,
+            progress=True,
         )
     except ModelMismatchError as exc:
         print(f"citeline embed: {exc}", file=sys.stderr)
@@ -251,9 +251,17 @@ def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> 
         print(json.dumps(figures, indent=2))
     else:
         rate = report.embedded / report.seconds if report.seconds else 0.0
+        notes = [f"dropped {report.dropped}, failed {report.failed}"]
+        if report.unchanged:
+            notes.append(f"{report.unchanged} re-enqueued with their embedded text unchanged")
+        if report.reclaimed:
+            notes.append(f"took over {report.reclaimed} items leased by workers that are gone")
+        if report.waited_seconds >= 0.05:
+            notes.append(f"waited {report.waited_seconds:.1f}s for items leased by other workers")
         print(
             f"embedded {report.embedded} sentences in {report.seconds:.1f}s ({rate:.0f}/s), "
-            f"dropped {report.dropped}, failed {report.failed}"
+            + "; ".join(notes)
+            + "; backlog empty"
         )
     return 0
 

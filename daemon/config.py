@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.retrieval import RetrievalConfig
+from indexer.embedder import EmbedderRuntime
+from indexer.embedding_context import PreviousSentence
 from indexer.markdown import CodeMode
 
 __all__ = [
@@ -66,10 +68,19 @@ class ModelsConfig:
     """Model names or paths; empty means the model shipped with citeline."""
 
     embedder: str = ""
+    embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
+    """`auto`: int8 ONNX for the shipped embedder, torch for a named one; `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
     torch_threads: int = 0
     """torch's intra-op threads in this process; 0 keeps torch's default (one per core)."""
+
+    def __post_init__(self) -> None:
+        if self.embedder and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
+            raise ConfigError(
+                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder, not {self.embedder!r};'
+                ' leave models.embedder empty or set embedder_runtime = "torch" (or "auto")'
+            )
 
 
 class PlannerKind(enum.Enum):
@@ -103,11 +114,20 @@ class EmbeddingConfig:
 
     workers: int = 1
     batch_size: int = 64
+    """Backlog rows one worker claims at a time."""
+    batch_tokens: int = 0
+    """Padded tokens per encoder call (0: the runtime's best): a claim is sorted by token count and cut into
+    calls of this size."""
+    max_context_tokens: int = 64
+    """Tokens of heading path and previous sentence at most, so the sentence itself is never cut."""
     max_attempts: int = 3
     lease_seconds: float = 300.0
     interval_seconds: float = 30.0
     context_heading: bool = True
-    context_previous_sentence: bool = True
+    context_previous: PreviousSentence = PreviousSentence.DEPENDENT
+    """The sentence before is embedded with a sentence `never`, only for a `dependent` one, or `always`."""
+    context_previous_sentence: bool | None = None
+    """The older switch: true is `always`, false `never`; when set it wins over `context_previous`."""
     separate_process: bool = False
     """`watch`/`serve` run the embedder as a child `citeline embed` process instead of threads."""
     nice: int = 10

@@ -4,11 +4,16 @@ Each worker is one interval job with its own connection; the interval is only a 
 notification, a lease that ran out), since every insert into the backlog notifies `citeline_backlog` and
 the listener wakes all workers. A wake that arrives while a worker is draining sets its flag, so the worker
 looks again before it returns: no notification is lost between "backlog empty" and "job done".
+
+`drain_backlog` (`citeline embed --drain`) returns only when the backlog is empty: items leased by another
+live worker are waited for, and those of a worker that is gone are taken over at once (see
+`indexer.embedding_queue`).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -17,9 +22,17 @@ import structlog
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from daemon.progress import BacklogProgress
 from daemon.reconnect import Reconnector
-from indexer.embedder import EmbeddingModel, Vectors
-from indexer.embedding_queue import DrainReport, EmbeddingWorker, ModelMismatchError, QueueOptions
+from indexer.embedder import EmbeddingModel, TokenAware, Vectors
+from indexer.embedding_queue import (
+    BatchResult,
+    DrainReport,
+    EmbeddingWorker,
+    ModelMismatchError,
+    QueueOptions,
+    pending_items,
+)
 
 __all__ = ["CHANNEL", "EmbedderService", "SerializedModel", "drain_backlog"]
 
@@ -53,14 +66,76 @@ class SerializedModel:
         with self._lock:
             return self._model.encode(texts)
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        with self._lock:
+            if isinstance(self._model, TokenAware):
+                return self._model.token_counts(texts)
+            return [len(t) // 4 + 2 for t in texts]
+
+    def clip(self, text: str, max_tokens: int) -> str:
+        with self._lock:
+            if isinstance(self._model, TokenAware):
+                return self._model.clip(text, max_tokens)
+            return text[: max(0, max_tokens) * 4]
+
 
 def drain_backlog(
-    reconnector: Reconnector, model: EmbeddingModel, options: QueueOptions, workers: int = 1
+    reconnector: Reconnector,
+    model: EmbeddingModel,
+    options: QueueOptions,
+    workers: int = 1,
+    progress: bool = False,
+    poll_seconds: float = 0.5,
 ) -> DrainReport:
-    """`citeline embed --drain`: embed until nothing is claimable, with `workers` threads, then return."""
+    """`citeline embed --drain`: embed with `workers` threads until the backlog is empty, then return.
+
+    When nothing is claimable but items remain (leased by another live worker, or waiting out a retry
+    delay), waits and looks again; a dead worker's items are claimable at once. Failed items do not count.
+    Returns early only when the reconnector is stopped. `progress` shows a bar or log lines meanwhile.
+    """
     shared = SerializedModel(model)
-    reports: list[DrainReport] = []
+    total = DrainReport()
+    tracker: BacklogProgress | None = None
+    conn = reconnector.connect()
+    if conn is None:
+        return total
+    with conn:
+        if progress:
+            tracker = BacklogProgress(lambda: pending_items(conn)[0], label="embedding").start()
+        started = time.perf_counter()
+        try:
+            while not reconnector.stop.is_set():
+                _drain_once(reconnector, shared, options, workers, total, tracker)
+                pending, _leased = pending_items(conn)
+                if pending == 0:
+                    break
+                waited = time.perf_counter()
+                reconnector.stop.wait(poll_seconds)
+                total.waited_seconds += time.perf_counter() - waited
+        finally:
+            if tracker is not None:
+                tracker.finish()
+        total.seconds = time.perf_counter() - started
+    return total
+
+
+def _drain_once(
+    reconnector: Reconnector,
+    model: SerializedModel,
+    options: QueueOptions,
+    workers: int,
+    total: DrainReport,
+    tracker: BacklogProgress | None,
+) -> None:
+    """One round of `workers` threads draining whatever is claimable; adds their batches to `total`."""
     errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def on_batch(result: BatchResult) -> None:
+        with lock:
+            total.add(result)
+        if tracker is not None:
+            tracker.on_batch(result)
 
     def run() -> None:
         try:
@@ -68,7 +143,7 @@ def drain_backlog(
             if conn is None:
                 return
             with conn:
-                reports.append(EmbeddingWorker(conn, shared, options).drain(reconnector.stop.is_set))
+                EmbeddingWorker(conn, model, options).drain(reconnector.stop.is_set, on_batch)
         except BaseException as exc:  # re-raised in the caller's thread below
             errors.append(exc)
 
@@ -79,14 +154,6 @@ def drain_backlog(
         thread.join()
     if errors:
         raise errors[0]
-    total = DrainReport()
-    for report in reports:
-        total.batches += report.batches
-        total.embedded += report.embedded
-        total.dropped += report.dropped
-        total.failed += report.failed
-        total.seconds = max(total.seconds, report.seconds)
-    return total
 
 
 class EmbedderService:
@@ -96,6 +163,7 @@ class EmbedderService:
         "_busy",
         "_listener",
         "_on_fatal",
+        "_progress",
         "_scheduler",
         "_wake_flags",
         "_workers",
@@ -114,8 +182,13 @@ class EmbedderService:
         workers: int = 1,
         interval_seconds: float = 30.0,
         on_fatal: Callable[[BaseException], None] | None = None,
+        progress: bool = False,
     ) -> None:
+        """`progress`: show the first drain (a new repository's backlog) as a bar or log lines."""
         self.reconnector = reconnector
+        self._progress: BacklogProgress | None = None
+        if progress:
+            self._progress = BacklogProgress(self._count_pending, label="embedding")
         self.model = SerializedModel(model)
         self.options = options
         self.interval_seconds = interval_seconds
@@ -143,6 +216,19 @@ class EmbedderService:
             )
         self._scheduler.start()
         self._listener.start()
+        if self._progress is not None:
+            self._progress.start()
+
+    def _count_pending(self) -> int:
+        conn = self.reconnector.connect()
+        if conn is None:
+            return 0
+        with conn:
+            return pending_items(conn)[0]
+
+    def _on_batch(self, result: BatchResult) -> None:
+        if self._progress is not None:
+            self._progress.on_batch(result)
 
     def wake(self) -> None:
         """Run every worker now (or, if it is running, once more before it returns)."""
@@ -158,6 +244,8 @@ class EmbedderService:
     def stop(self) -> None:
         """Let the batches under way finish and write, then close every connection."""
         self.reconnector.stop.set()
+        if self._progress is not None:
+            self._progress.finish()
         self._scheduler.shutdown(wait=True)
         self._listener.join(timeout=5)
         for worker in self._workers.values():
@@ -183,7 +271,7 @@ class EmbedderService:
                 worker = self._worker(index)
                 if worker is None:
                     return
-                report = worker.drain(stop.is_set)
+                report = worker.drain(stop.is_set, self._on_batch)
                 if report.batches:
                     log.info(
                         "embedded",

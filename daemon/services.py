@@ -22,10 +22,10 @@ import structlog
 
 from daemon.config import Config
 from daemon.embedding import EmbedderService
+from daemon.models import load_embedder
 from daemon.reconnect import Reconnector
 from daemon.watch import Watcher
-from indexer.embedder import load_embedding_model
-from indexer.embedding_queue import ContextOptions, QueueOptions
+from indexer.embedding_queue import ContextOptions, PreviousSentence, QueueOptions
 from indexer.reconcile import IndexOptions, Repository
 
 __all__ = ["ChildProcess", "embedder_builder", "queue_options", "set_torch_threads", "watcher"]
@@ -39,11 +39,14 @@ _CHILD_STOP_SECONDS = 60.0
 def queue_options(config: Config) -> QueueOptions:
     """The `[embedding]` section as the queue's options."""
     emb = config.embedding
+    previous = emb.context_previous
+    if emb.context_previous_sentence is not None:
+        previous = PreviousSentence.ALWAYS if emb.context_previous_sentence else PreviousSentence.NEVER
     return QueueOptions(
         batch_size=emb.batch_size,
         lease_seconds=emb.lease_seconds,
         max_attempts=emb.max_attempts,
-        context=ContextOptions(heading=emb.context_heading, previous_sentence=emb.context_previous_sentence),
+        context=ContextOptions(emb.context_heading, previous, emb.max_context_tokens),
     )
 
 
@@ -60,18 +63,20 @@ def watcher(config: Config, reconnector: Reconnector, repos: Sequence[Repository
 
 
 def embedder_builder(
-    config: Config, reconnector: Reconnector, workers: int | None = None
+    config: Config, reconnector: Reconnector, workers: int | None = None, *, progress: bool = False
 ) -> Callable[[Callable[[BaseException], None]], EmbedderService]:
-    """A factory the runtime calls off the event loop, since loading the model takes seconds."""
+    """A factory the runtime calls off the event loop, since loading the model takes seconds; `progress`
+    shows the first drain."""
 
     def build(on_fatal: Callable[[BaseException], None]) -> EmbedderService:
         return EmbedderService(
             reconnector,
-            load_embedding_model(config.models.embedder),
+            load_embedder(config),
             queue_options(config),
             workers=workers or config.embedding.workers,
             interval_seconds=config.embedding.interval_seconds,
             on_fatal=on_fatal,
+            progress=progress,
         )
 
     return build

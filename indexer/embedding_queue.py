@@ -12,21 +12,46 @@ The write transaction locks the claimed sentences `FOR KEY SHARE SKIP LOCKED` be
 the same order a file write takes (sentences, then their backlog rows by cascade), so the two never
 deadlock; a sentence deleted meanwhile is simply not found and dropped, and one whose context changed
 meanwhile (its heading moved) is released to be embedded again rather than stored with a stale vector.
+
+Each worker holds a session advisory lock on its own number and stamps its leases with it; PostgreSQL drops
+the lock when the worker's connection dies, so the lease of a killed worker is taken over at once rather than
+after `lease_seconds` (which still covers a worker that is alive but stuck). Every vector is stored with the
+hash of the text it was encoded from and a key of its inputs (migration 0007): a sentence re-enqueued because
+its neighbours or heading changed is encoded again only if its embedded text changed.
 """
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from pgvector import HalfVector
 from pgvector.psycopg import register_vector
 
 from indexer.database import Connection
-from indexer.embedder import EmbeddingModel, Vectors
+from indexer.embedder import EmbeddingModel, TokenAware, Vectors
+from indexer.embedding_context import (
+    ContextOptions,
+    PreviousSentence,
+    context_signature,
+    contextual_text,
+    text_hash,
+)
+from indexer.embedding_sql import (
+    CLAIM,
+    CONTEXT,
+    EXPIRE,
+    FAIL,
+    LOCK_CLASS,
+    RELEASE,
+    UPSERT,
+    ensure_model,
+    pending_items,
+)
 
 __all__ = [
     "BatchResult",
@@ -34,23 +59,16 @@ __all__ = [
     "DrainReport",
     "EmbeddingWorker",
     "ModelMismatchError",
+    "PreviousSentence",
     "QueueOptions",
     "contextual_text",
     "ensure_model",
+    "pending_items",
 ]
 
 
 class ModelMismatchError(RuntimeError):
     """The database records another model than this worker's: its vectors would not be comparable."""
-
-
-@dataclass(frozen=True, slots=True)
-class ContextOptions:
-    """What is embedded with a sentence; the stored sentence text is never changed."""
-
-    heading: bool = True
-    previous_sentence: bool = True
-    max_previous_chars: int = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +91,10 @@ class BatchResult:
     dropped: int
     failed: int
     released: int
+    reclaimed: int = 0
+    """Items taken over from a worker that is gone (its connection died)."""
+    unchanged: int = 0
+    """Re-enqueued items whose embedded text had not changed: written without encoding."""
 
 
 @dataclass(slots=True)
@@ -84,127 +106,77 @@ class DrainReport:
     dropped: int = 0
     failed: int = 0
     seconds: float = 0.0
+    reclaimed: int = 0
+    unchanged: int = 0
+    waited_seconds: float = 0.0
+    """Time spent waiting for items leased by other live workers (`citeline embed --drain`)."""
+
+    def add(self, result: BatchResult) -> None:
+        """Count one batch."""
+        self.batches += 1
+        self.embedded += result.embedded
+        self.dropped += result.dropped
+        self.failed += result.failed
+        self.reclaimed += result.reclaimed
+        self.unchanged += result.unchanged
 
 
-def contextual_text(
-    text: str, heading_path: Sequence[str], title: str | None, previous: str | None, options: ContextOptions
-) -> str:
-    """The text embedded for a sentence: heading path (or title), the previous sentence, the sentence."""
-    parts = []
-    if options.heading:
-        heading = " > ".join(heading_path) or (title or "")
-        if heading:
-            parts.append(heading + ":")
-    if options.previous_sentence and previous:
-        parts.append(previous[: options.max_previous_chars])
-    parts.append(text)
-    return "\n".join(parts)
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """A claimed sentence: the text to embed, the stored vector's text hash, the current inputs' key."""
+
+    text: str
+    stored_hash: bytes | None
+    context_key: bytes
 
 
-def ensure_model(conn: Connection, name: str, dimension: int) -> bool:
-    """Record the model the vectors come from; a different one empties the vectors and re-enqueues all.
-
-    Returns True when the model changed. Runs in its own transaction under the model row's lock, which
-    every vector write shares, so no vector of the old model can land after the change.
-    """
-    with conn.transaction():
-        row = conn.execute("SELECT name, dimension FROM embedding_model FOR UPDATE").fetchone()
-        assert row is not None, "migration 0002 creates the model row"
-        if (row[0], row[1]) == (name, dimension):
-            return False
-        first = row[0] == ""
-        conn.execute("TRUNCATE sentence_embeddings")
-        if row[1] != dimension:
-            conn.execute("DROP INDEX sentence_embeddings_hnsw_idx")
-            conn.execute(
-                f"ALTER TABLE sentence_embeddings ALTER COLUMN embedding TYPE halfvec({int(dimension)})"
-            )
-            conn.execute(
-                "CREATE INDEX sentence_embeddings_hnsw_idx ON sentence_embeddings"
-                " USING hnsw (embedding halfvec_cosine_ops)"
-            )
-        conn.execute(
-            "UPDATE embedding_model SET name = %s, dimension = %s, changed_at = now()", (name, dimension)
-        )
-        if not first:
-            conn.execute(
-                "INSERT INTO embedding_backlog (sentence_id) SELECT id FROM sentences"
-                " ON CONFLICT (sentence_id) DO UPDATE SET enqueued_at = now(), attempts = 0,"
-                " last_error = NULL, failed_at = NULL, claimed_by = NULL, claimed_until = NULL"
-            )
-            conn.execute("SELECT pg_notify('citeline_backlog', '')")
-    return True
-
-
-_EXPIRE = """
-UPDATE embedding_backlog SET failed_at = now(), claimed_by = NULL, claimed_until = NULL,
-       last_error = coalesce(last_error, 'worker lost its lease ' || attempts || ' times (killed mid-batch?)')
-WHERE failed_at IS NULL AND claimed_until < now() AND attempts >= %s
-"""
-
-_CLAIM = """
-WITH c AS (
-    SELECT sentence_id FROM embedding_backlog
-    WHERE failed_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
-    ORDER BY enqueued_at LIMIT %(n)s FOR UPDATE SKIP LOCKED
-)
-UPDATE embedding_backlog q SET claimed_by = %(token)s, attempts = q.attempts + 1,
-       claimed_until = now() + make_interval(secs => %(lease)s)
-FROM c WHERE q.sentence_id = c.sentence_id
-RETURNING q.sentence_id
-"""
-
-_CONTEXT = """
-SELECT s.id, s.text, s.heading_path, d.title, p.text
-FROM sentences s
-JOIN documents d ON d.id = s.document_id
-LEFT JOIN LATERAL (
-    SELECT x.text FROM sentences x WHERE x.document_id = s.document_id AND x.ordinal = s.ordinal - 1 LIMIT 1
-) p ON true
-WHERE s.id = ANY(%s)
-"""
-
-_RELEASE = """
-UPDATE embedding_backlog SET claimed_by = NULL, claimed_until = NULL, attempts = greatest(attempts - 1, 0)
-WHERE claimed_by = %s
-"""
-
-_FAIL = """
-UPDATE embedding_backlog q SET last_error = f.error, claimed_by = NULL,
-       claimed_until = now() + make_interval(secs => %(delay)s * q.attempts),
-       failed_at = CASE WHEN q.attempts >= %(max)s THEN now() END
-FROM unnest(%(ids)s::bigint[], %(errors)s::text[]) AS f(id, error)
-WHERE q.sentence_id = f.id AND q.claimed_by = %(token)s
-"""
+def _chars(text: str, max_tokens: int) -> str:
+    return text[: max(0, max_tokens) * 4]
 
 
 class EmbeddingWorker:
     """One worker on one connection; run as many as you like, in one process or many."""
 
-    __slots__ = ("conn", "model", "options")
+    __slots__ = ("conn", "model", "number", "options")
 
     def __init__(self, conn: Connection, model: EmbeddingModel, options: QueueOptions | None = None) -> None:
-        """Bind to `conn` (autocommit, so each batch's transactions really commit); record the model."""
+        """Bind to `conn` (autocommit, so each batch's transactions really commit), take a worker number (an
+        advisory lock held for the connection's life) and record the model and context policy."""
         if not conn.autocommit:
             raise ValueError("an embedding worker needs an autocommit connection")
         self.conn = conn
         self.model = model
         self.options = options or QueueOptions()
         register_vector(conn)
-        ensure_model(conn, model.name, model.dimension)
+        self.number = 0
+        while not self.number:
+            number = random.randint(1, 2**31 - 1)
+            row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, number)).fetchone()
+            self.number = number if row is not None and row[0] else 0
+        ensure_model(conn, model.name, model.dimension, context_signature(self.options.context))
 
-    def _contexts(self, ids: Sequence[int]) -> dict[int, str]:
-        rows = self.conn.execute(_CONTEXT, (list(ids),)).fetchall()
-        return {r[0]: contextual_text(r[1], r[2], r[3], r[4], self.options.context) for r in rows}
+    def _items(self, ids: Sequence[int]) -> dict[int, _Item]:
+        clip = self.model.clip if isinstance(self.model, TokenAware) else _chars
+        rows = self.conn.execute(CONTEXT, (list(ids),)).fetchall()
+        return {
+            r[0]: _Item(contextual_text(r[1], r[2], r[3], r[4], self.options.context, clip), r[5], r[6])
+            for r in rows
+        }
 
-    def _claim(self, token: uuid.UUID) -> tuple[list[int], dict[int, str]]:
+    def _claim(self, token: uuid.UUID) -> tuple[list[int], int, dict[int, _Item]]:
         with self.conn.transaction():
-            self.conn.execute(_EXPIRE, (self.options.max_attempts,))
+            self.conn.execute(EXPIRE, (self.options.max_attempts,))
             rows = self.conn.execute(
-                _CLAIM, {"n": self.options.batch_size, "token": token, "lease": self.options.lease_seconds}
+                CLAIM,
+                {
+                    "n": self.options.batch_size,
+                    "token": token,
+                    "worker": self.number,
+                    "lease": self.options.lease_seconds,
+                },
             ).fetchall()
             ids = [int(r[0]) for r in rows]
-            return ids, self._contexts(ids) if ids else {}
+            return ids, sum(1 for r in rows if r[1]), self._items(ids) if ids else {}
 
     def _encode(self, ids: list[int], texts: list[str]) -> tuple[dict[int, Vectors], dict[int, str]]:
         """Vectors by id, and errors by id; a failing batch is retried item by item to find the culprit."""
@@ -224,31 +196,36 @@ class EmbeddingWorker:
         return done, errors
 
     def run_batch(self) -> BatchResult:
-        """Claim, embed and write one micro-batch."""
+        """Claim, embed and write one micro-batch; an item whose vector has its text is not encoded."""
         token = uuid.uuid4()
-        ids, contexts = self._claim(token)
+        ids, reclaimed, items = self._claim(token)
         if not ids:
             return BatchResult(0, 0, 0, 0, 0)
-        present = [i for i in ids if i in contexts]
+        unchanged = [i for i in ids if i in items and items[i].stored_hash == text_hash(items[i].text)]
+        skip = set(unchanged)
+        present = [i for i in ids if i in items and i not in skip]
         try:
-            vectors, errors = self._encode(present, [contexts[i] for i in present])
+            vectors, errors = self._encode(present, [items[i].text for i in present]) if present else ({}, {})
         except Exception as exc:  # a single-item batch that fails: record it like any per-item failure
             vectors, errors = {}, {present[0]: f"{type(exc).__name__}: {exc}"[:2000]}
-        return self._write(token, len(ids), contexts, vectors, errors)
+        return replace(self._write(token, len(ids), items, vectors, errors, unchanged), reclaimed=reclaimed)
 
     def _write(
         self,
         token: uuid.UUID,
         claimed: int,
-        contexts: dict[int, str],
+        items: dict[int, _Item],
         vectors: dict[int, Vectors],
         errors: dict[int, str],
+        unchanged: list[int],
     ) -> BatchResult:
         conn = self.conn
+        fresh: list[int] = []
+        reused: list[int] = []
         with conn.transaction():
             row = conn.execute("SELECT name, dimension FROM embedding_model FOR SHARE").fetchone()
             if row is None or (row[0], row[1]) != (self.model.name, self.model.dimension):
-                conn.execute(_RELEASE, (token,))
+                conn.execute(RELEASE, (token,))
                 mismatch = row
             else:
                 mismatch = None
@@ -256,11 +233,11 @@ class EmbeddingWorker:
                     int(r[0])
                     for r in conn.execute(
                         "SELECT id FROM sentences WHERE id = ANY(%s) FOR KEY SHARE SKIP LOCKED",
-                        (list(vectors),),
+                        ([*vectors, *unchanged],),
                     )
                 ]
-                current = self._contexts(locked) if locked else {}
-                keep = [i for i in locked if current.get(i) == contexts[i]]
+                current = self._items(locked) if locked else {}
+                keep = [i for i in locked if i in current and current[i].text == items[i].text]
                 owned = [
                     int(r[0])
                     for r in conn.execute(
@@ -269,18 +246,32 @@ class EmbeddingWorker:
                         (token, keep),
                     )
                 ]
-                if owned:
+                fresh = [i for i in owned if i in vectors]
+                reused = [i for i in owned if i not in vectors]  # unchanged text: only the key is new
+                if fresh:
                     with conn.cursor() as cur:
                         cur.executemany(
-                            "INSERT INTO sentence_embeddings (sentence_id, embedding) VALUES (%s, %s)"
-                            " ON CONFLICT (sentence_id) DO UPDATE"
-                            " SET embedding = EXCLUDED.embedding, embedded_at = now()",
-                            [(i, HalfVector(np.asarray(vectors[i], dtype=np.float16))) for i in owned],
+                            UPSERT,
+                            [
+                                (
+                                    i,
+                                    HalfVector(np.asarray(vectors[i], dtype=np.float16)),
+                                    text_hash(items[i].text),
+                                    current[i].context_key,
+                                )
+                                for i in fresh
+                            ],
                         )
+                if reused:
+                    conn.execute(
+                        "UPDATE sentence_embeddings e SET context_key = k.key"
+                        " FROM unnest(%s::bigint[], %s::bytea[]) AS k(id, key) WHERE e.sentence_id = k.id",
+                        (reused, [current[i].context_key for i in reused]),
+                    )
                 failed = 0
                 if errors:
                     cur_fail = conn.execute(
-                        _FAIL,
+                        FAIL,
                         {
                             "ids": list(errors),
                             "errors": list(errors.values()),
@@ -290,26 +281,30 @@ class EmbeddingWorker:
                         },
                     )
                     failed = cur_fail.rowcount
-                released = conn.execute(_RELEASE, (token,)).rowcount
+                released = conn.execute(RELEASE, (token,)).rowcount
         if mismatch is not None:
             raise ModelMismatchError(
                 f"the database records model {mismatch[0]!r} ({mismatch[1]} dimensions); this worker runs "
                 f"{self.model.name!r} ({self.model.dimension}): restart it with the configured model"
             )
         dropped = claimed - len(owned) - failed - released
-        return BatchResult(claimed, len(owned), dropped, failed, released)
+        return BatchResult(claimed, len(fresh), dropped, failed, released, 0, len(reused))
 
-    def drain(self, should_stop: Callable[[], bool] = lambda: False) -> DrainReport:
-        """Embed batches until nothing is claimable or `should_stop()`; a batch under way always finishes."""
+    def drain(
+        self,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_batch: Callable[[BatchResult], None] | None = None,
+    ) -> DrainReport:
+        """Embed batches until nothing is claimable or `should_stop()`; a batch under way always finishes.
+        `on_batch` sees every batch's result (progress display)."""
         report = DrainReport()
         started = time.perf_counter()
         while not should_stop():
             result = self.run_batch()
             if result.claimed == 0:
                 break
-            report.batches += 1
-            report.embedded += result.embedded
-            report.dropped += result.dropped
-            report.failed += result.failed
+            report.add(result)
+            if on_batch is not None:
+                on_batch(result)
         report.seconds = time.perf_counter() - started
         return report

@@ -17,6 +17,7 @@ __all__ = [
     "RATE_WINDOW_SECONDS",
     "RepositoryStatus",
     "StatusTotals",
+    "eta_seconds",
     "record_ingest",
     "repository_status",
     "status_line",
@@ -131,6 +132,13 @@ def repository_status(conn: Connection, names: list[str] | None = None) -> list[
         )
         for r in rows
     ]
+
+
+def eta_seconds(backlog_size: int, embedded_per_second: float) -> float | None:
+    """Seconds until the backlog drains at the last minute's rate: 0 when empty, None when nothing moves."""
+    if backlog_size == 0:
+        return 0.0
+    return round(backlog_size / embedded_per_second, 1) if embedded_per_second > 0 else None
 
 
 def _rounded(value: float | None) -> float | None:

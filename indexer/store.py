@@ -154,12 +154,25 @@ FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, ordinal int, kind text, text 
 WHERE s.id = r.id
 """
 
+# Kept sentences whose vector was embedded from other inputs than they have now (migration 0007).
+_REQUEUE_STALE = """
+INSERT INTO embedding_backlog (sentence_id)
+SELECT s.id FROM sentences s
+JOIN sentence_embeddings e ON e.sentence_id = s.id
+JOIN documents d ON d.id = s.document_id
+LEFT JOIN sentences p ON p.document_id = s.document_id AND p.ordinal = s.ordinal - 1
+WHERE s.document_id = %s
+  AND e.context_key IS DISTINCT FROM citeline_context_key(d.title, s.heading_path, p.text)
+ON CONFLICT (sentence_id) DO NOTHING
+"""
+
 
 def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> WriteResult:
     """Bring one document's rows to `doc`'s state, writing only new, removed and moved sentences.
 
-    Runs in its own transaction. A sentence whose text is unchanged keeps its id; if its heading path changed
-    it is re-enqueued for embedding, because its embedded context changed.
+    Runs in its own transaction. A sentence whose text is unchanged keeps its id; if what its vector was
+    embedded from changed (its heading path, the title, the sentence before it) it is re-enqueued, and the
+    embedder encodes it again if its embedded text differs.
     """
     fresh = _as_stored(doc.units)
     with conn.transaction():
@@ -208,16 +221,11 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
         if diff.moved:
             moved = [{"id": m.id, **_record(fresh[m.new_index])} for m in diff.moved]
             conn.execute(_UPDATE_MOVED, (json.dumps(moved),))
-            requeue = [m.id for m in diff.moved if m.heading_changed]
-            if requeue:
-                conn.execute(
-                    "INSERT INTO embedding_backlog (sentence_id) SELECT unnest(%s::bigint[])"
-                    " ON CONFLICT (sentence_id) DO NOTHING",
-                    (requeue,),
-                )
         if diff.inserted:
             rows = [_record(fresh[i]) for i in diff.inserted]
             conn.execute(_INSERT_SENTENCES, {"document_id": document_id, "rows": json.dumps(rows)})
+        if not created and conn.execute(_REQUEUE_STALE, (document_id,)).rowcount:
+            conn.execute("SELECT pg_notify('citeline_backlog', '')")
     return WriteResult(
         document_id, len(diff.inserted), len(diff.deleted), len(diff.moved), diff.unchanged, created
     )

@@ -100,3 +100,28 @@ def test_llm_planner_needs_url_and_model(tmp_path: Path) -> None:
     path.write_text('[planner]\nkind = "oracle"\n')
     with pytest.raises(ConfigError, match=r"planner\.kind"):
         load_config(path, env={})
+
+
+def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path) -> None:
+    from daemon.services import queue_options
+    from indexer.embedder import EmbedderRuntime
+    from indexer.embedding_context import PreviousSentence
+
+    env = {"XDG_DATA_HOME": str(tmp_path)}
+    assert load_config(None, env=env).models.embedder_runtime is EmbedderRuntime.AUTO
+    forced = load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "torch"})
+    assert forced.models.embedder_runtime is EmbedderRuntime.TORCH
+    with pytest.raises(
+        ConfigError, match=r"models\.embedder_runtime: expected one of auto, onnx-int8, torch"
+    ):
+        load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "tensorrt"})
+    named = {
+        **env,
+        "CITELINE_MODELS__EMBEDDER": "some/model",
+        "CITELINE_MODELS__EMBEDDER_RUNTIME": "onnx-int8",
+    }
+    with pytest.raises(ConfigError, match="runs only the shipped embedder"):
+        load_config(None, env=named)
+    older = load_config(None, env={**env, "CITELINE_EMBEDDING__CONTEXT_PREVIOUS_SENTENCE": "true"})
+    assert queue_options(older).context.previous is PreviousSentence.ALWAYS
+    assert queue_options(load_config(None, env=env)).context.previous is PreviousSentence.DEPENDENT

@@ -1,4 +1,5 @@
-"""Embedding models: the bundled default loads offline; any sentence-transformers folder loads by path.
+"""Embedding models: the int8 ONNX default and the torch runtime load offline and agree; any
+sentence-transformers folder loads by path; length-sorted batches keep each vector with its text.
 
 The by-path test builds a tiny BERT (a dozen-word vocabulary, one layer, 16 dimensions) with random weights
 and saves it as a sentence-transformers model in a temp dir: what matters is that citeline loads a model it
@@ -13,7 +14,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.embedder import DEFAULT_MODEL_NAME, EmbeddingModel, load_embedding_model
+from indexer.embedder import (
+    DEFAULT_MODEL_NAME,
+    EmbedderRuntime,
+    EmbeddingModel,
+    TokenAware,
+    load_embedding_model,
+    token_batches,
+)
+from indexer.onnx_embedder import ONNX_INT8_MODEL_NAME
+
+_FIXED = [
+    "How do I build the compiler?",
+    "Building rustc from source takes a while on a laptop.",
+    "Bananas are yellow.",
+    "The staging cluster restarts at midnight on Sundays.",
+    "x",
+    "Run `./x.py test tests/ui --bless` to update the expected output of every UI test that changed, then"
+    " commit the new .stderr files together with the change that caused them.",
+    "Stage 0 downloads a beta compiler; stage 1 is built with it, and stage 2 with stage 1.",
+    "Définitions: « élément » désigne un nœud.",
+]
 
 _WORDS = ["the", "compiler", "builds", "stage", "tests", "run", "docs", "a", "is", "."]
 
@@ -58,11 +79,62 @@ def test_a_model_built_here_loads_by_path(tmp_path: Path) -> None:
     assert model.encode([]).shape == (0, 16)
 
 
-def test_the_bundled_default_loads_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bundled_default_loads_offline_on_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    model = load_embedding_model("", device="cpu")
+    model = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
     assert model.name == DEFAULT_MODEL_NAME and model.dimension == 384
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     texts = ["How do I build the compiler?", "Building rustc from source", "Bananas are yellow"]
     a, b, c = model.encode(texts)
     assert float(a @ b) > float(a @ c)
+
+
+def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    int8 = load_embedding_model()
+    assert int8.name == ONNX_INT8_MODEL_NAME and int8.dimension == 384
+    torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    a, b = int8.encode(_FIXED), torch.encode(_FIXED)
+    assert a.shape == (len(_FIXED), 384) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(a * b, axis=1)
+    assert cosines.min() >= 0.99, cosines
+    assert int8.encode([]).shape == (0, 384)
+
+
+def test_length_sorted_batches_keep_each_vector_with_its_sentence() -> None:
+    model = load_embedding_model("", EmbedderRuntime.ONNX_INT8, batch_tokens=64)  # several narrow batches
+    texts = [*_FIXED, *reversed(_FIXED[:-1])]
+    together = model.encode(texts)
+    alone = np.concatenate([model.encode([t]) for t in texts])
+    cosines = together @ alone.T
+    for row, text in enumerate(texts):
+        assert cosines[row, row] >= 0.99, text
+        assert texts[int(np.argmax(cosines[row]))] == text
+
+
+def test_token_batches_sort_by_length_and_stay_within_the_budget() -> None:
+    lengths = [5, 40, 12, 3, 40, 300, 7, 12]
+    batches = token_batches(lengths, 64)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(lengths)
+    for batch in batches:
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 64
+
+
+def test_both_runtimes_count_and_clip_tokens_alike() -> None:
+    int8 = load_embedding_model()
+    torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    assert isinstance(int8, TokenAware) and isinstance(torch, TokenAware)
+    assert int8.token_counts(_FIXED) == torch.token_counts(_FIXED)
+    text = "Stage 0 downloads a beta compiler; stage 1 is built with it."
+    assert int8.clip(text, 4) == torch.clip(text, 4) == "Stage 0 downloads a"
+    assert int8.clip(text, 100) == text
+
+
+def test_the_int8_runtime_refuses_a_named_model() -> None:
+    with pytest.raises(ValueError, match="onnx-int8"):
+        load_embedding_model("sentence-transformers/all-mpnet-base-v2", EmbedderRuntime.ONNX_INT8)

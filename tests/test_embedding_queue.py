@@ -25,6 +25,7 @@ from indexer.embedding_queue import (
     ContextOptions,
     EmbeddingWorker,
     ModelMismatchError,
+    PreviousSentence,
     QueueOptions,
     contextual_text,
 )
@@ -73,12 +74,30 @@ def _counts(conn: Connection) -> tuple[int, int, int]:
     return int(row[0]), int(row[1]), int(row[2])
 
 
-def test_contextual_text_carries_heading_and_previous_sentence() -> None:
-    text = contextual_text("It runs.", ["Build", "Stage 0"], "Guide", "Stage 0 is old.", ContextOptions())
-    assert text == "Build > Stage 0:\nStage 0 is old.\nIt runs."
-    bare = ContextOptions(heading=False, previous_sentence=False)
+def test_contextual_text_carries_the_heading_and_the_previous_sentence_only_for_a_dependent_one() -> None:
+    dependent = contextual_text(
+        "It runs.", ["Build", "Stage 0"], "Guide", "Stage 0 is old.", ContextOptions()
+    )
+    assert dependent == "Build > Stage 0:\nStage 0 is old.\nIt runs."
+    standalone = contextual_text("Tests run.", ["Build"], "Guide", "Stage 0 is old.", ContextOptions())
+    assert standalone == "Build:\nTests run."
+    introduced = contextual_text("cargo test", ["Build"], None, "Run this:", ContextOptions())
+    assert introduced == "Build:\nRun this:\ncargo test"
+    always = ContextOptions(previous=PreviousSentence.ALWAYS)
+    assert contextual_text("Tests run.", ["Build"], None, "Old.", always) == "Build:\nOld.\nTests run."
+    bare = ContextOptions(heading=False, previous=PreviousSentence.NEVER)
     assert contextual_text("It runs.", ["Build"], "Guide", "x", bare) == "It runs."
     assert contextual_text("It runs.", [], "Guide", None, ContextOptions()) == "Guide:\nIt runs."
+
+
+def test_the_context_is_capped_in_tokens_and_the_sentence_never_cut() -> None:
+    def words(text: str, n: int) -> str:  # one token a word
+        return " ".join(text.split(" ")[:n])
+
+    long_heading = ["word " * 100]
+    capped = contextual_text("It runs fine.", long_heading, None, "Before.", ContextOptions(), words)
+    context, sentence = capped.rsplit("\n", 1)
+    assert len(context.split()) == 64 and sentence == "It runs fine."
 
 
 def test_drain_embeds_everything_and_keeps_the_text(conn: Connection, repo_dir: Path) -> None:
@@ -185,7 +204,7 @@ def test_a_failing_sentence_is_marked_failed_and_stops_blocking(conn: Connection
     model = FakeModel()
     model.poison = "poison"
     options = QueueOptions(
-        max_attempts=2, retry_delay_seconds=0.2, context=ContextOptions(previous_sentence=False)
+        max_attempts=2, retry_delay_seconds=0.2, context=ContextOptions(previous=PreviousSentence.NEVER)
     )
     worker = EmbeddingWorker(conn, model, options)
     first = worker.drain()

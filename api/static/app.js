@@ -116,9 +116,12 @@ async function refreshStatus() {
   try {
     const status = await call("/v1/status", { headers: headers(false) });
     const t = status.total;
+    const draining = t.backlog_size > 0 ? ` · embedding ${Math.round(t.embedded_per_second)}/s` +
+      (t.backlog_eta_seconds == null ? "" : `, about ${Math.ceil(t.backlog_eta_seconds)} s left`) : "";
     strip.textContent = `backlog ${t.backlog_size} · oldest ${Math.round(t.backlog_oldest_age_seconds)} s · ` +
-      `${t.sentences} sentences · ${Math.round(t.embedded_share * 100)}% embedded`;
+      `${t.sentences} sentences · ${Math.round(t.embedded_share * 100)}% embedded` + draining;
     strip.classList.toggle("warn", t.backlog_oldest_age_seconds > 300);
+    if (t.backlog_size > 0) setTimeout(refreshStatus, 3000); // watch the backlog drain
   } catch (error) {
     strip.textContent = "status: " + error.message;
   }
