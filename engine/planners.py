@@ -140,8 +140,9 @@ class ExtractivePlanner:
     max_new_terms: int = 6
     relevance_weight: float = 10.0
     """How much the relevance model's rating of a sentence for the question (0 to 1) weighs beside the term,
-    rank and document features (together about 0 to 3): the learned rating chooses, and the features only
-    break what it leaves nearly tied. Each part of a two-part question is chosen by its own rating."""
+    rank and document features (together about 0 to 3) in the first hop: the learned rating chooses, and the
+    features only break what it leaves nearly tied. Later hops and comparisons are chosen by the features
+    alone. Each part of a two-part question is chosen by its own rating."""
 
     @property
     def name(self) -> str:
@@ -242,6 +243,11 @@ class ExtractivePlanner:
         sought = {e.lower() for e in state.shape.entities} if state.shape.comparison else set()
         sought -= {_title(h) for h in state.held()}
 
+        # The question says what a first hop must answer; a later hop is sought for what the findings
+        # lack (a bridge's next document), and a comparison for each compared name's own document, which a
+        # rating against the whole question cannot judge ("which writer was from England, A or B?").
+        weight = 0.0 if state.accepted or state.shape.comparison else self.relevance_weight
+
         def score(rank: int, hit: Hit) -> float:
             words = stems(hit.headed_text)
             overlap = len(targets & words) / len(targets) if targets else 0.0
@@ -249,7 +255,7 @@ class ExtractivePlanner:
             about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
             titled = 0.5 if _title(hit) in sought else 0.0
-            rated = self.relevance_weight * state.pool.rating(state.question, hit)
+            rated = weight * state.pool.rating(state.question, hit)
             return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled + rated
 
         scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
