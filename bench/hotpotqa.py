@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchkit import optional_models, percentile, words, workspace
+
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
-from engine.crossencoders import EntailmentModel, RelevanceModel, load_entailment, load_relevance
 from engine.retrieval import Retriever
 from engine.routing import shape
 from indexer.database import open_database
@@ -40,25 +39,14 @@ from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
 
-_WORD = re.compile(r"\w+")
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
-
 
 def _is_gold(text: str, gold: list[str]) -> bool:
-    mine = _words(text)
+    mine = words(text)
     for sentence in gold:
-        theirs = _words(sentence)
+        theirs = words(sentence)
         if mine and theirs and len(mine & theirs) / min(len(mine), len(theirs)) >= 0.8:
             return True
     return False
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]:
@@ -83,20 +71,6 @@ def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]
     return files
 
 
-def _optional_models() -> tuple[EntailmentModel | None, RelevanceModel | None]:
-    try:
-        entailment: EntailmentModel | None = load_entailment()
-    except FileNotFoundError as exc:
-        print(f"no entailment model ({exc}); only verbatim clauses verify")
-        entailment = None
-    try:
-        relevance: RelevanceModel | None = load_relevance()
-    except FileNotFoundError as exc:
-        print(f"no relevance model ({exc}); retrieval is not reranked")
-        relevance = None
-    return entailment, relevance
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -119,8 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = args.workdir or Path(scratch)
+    with workspace(args.workdir) as tmp:
         corpus = tmp / "corpus"
         corpus.mkdir(parents=True, exist_ok=True)
         titles = _write_corpus(questions, corpus)
@@ -141,7 +114,7 @@ def main() -> None:
                     "SELECT s.id, s.text, d.path FROM sentences s JOIN documents d ON d.id = s.document_id"
                 ).fetchall()
             }
-        entailment, relevance = (None, None) if args.no_models else _optional_models()
+        entailment, relevance = (None, None) if args.no_models else optional_models()
         relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
         engine = AnswerEngine(
@@ -239,8 +212,8 @@ def main() -> None:
         )
     for route, values in sorted(latency.items()):
         print(
-            f"route {route:<7} n={len(values):<4} p50 {_pct(values, 0.5):7.1f} ms"
-            f"   p95 {_pct(values, 0.95):7.1f} ms"
+            f"route {route:<7} n={len(values):<4} p50 {percentile(values, 0.5):7.1f} ms"
+            f"   p95 {percentile(values, 0.95):7.1f} ms"
         )
 
 
