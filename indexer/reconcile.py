@@ -26,6 +26,7 @@ from indexer.store import (
     StoredDocument,
     delete_document,
     ensure_repository,
+    note_index_options,
     stored_documents,
     touch_document,
     write_document,
@@ -50,7 +51,12 @@ class IndexOptions:
     """How files are read and split."""
 
     max_file_bytes: int = 2_000_000
-    code_mode: CodeMode = CodeMode.SKIP
+    code_mode: CodeMode = CodeMode.BLOCK
+
+    @property
+    def parse_fingerprint(self) -> str:
+        """What decides the units a file becomes; a repository indexed under another is parsed again."""
+        return f"code={self.code_mode.value}"
 
 
 @dataclass(slots=True)
@@ -108,6 +114,8 @@ class _Indexer:
         self.options = options
         self.report = report
         self.repository_id = ensure_repository(conn, repo.name, str(repo.root))
+        if note_index_options(conn, self.repository_id, options.parse_fingerprint):
+            log.info("parse options changed; every file is read again", repository=repo.name)
         self.stored: dict[str, StoredDocument] = {}
         self.git_commit = git_head_commit(repo.root)
 
