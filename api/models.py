@@ -117,6 +117,8 @@ class SearchHitOut(msgspec.Struct):
     embedded: bool
     lanes: list[str]
     lexical_stage: str | None
+    kind: str = "sentence"
+    intro_sentence_id: int | None = None
 
 
 class SearchOut(msgspec.Struct):

@@ -11,9 +11,11 @@ modes): the repository is indexed, the embedding backlog drained, and every ques
 `api.server.build_engine`'s answering callable, the one `POST /v1/answers` calls (answers are stored).
 
 Tip rows are asked at the bundle's head. A `changed` row checks out `old_commit`, re-indexes, drains and
-asks; then checks out the tip (or `new_commit` with `--changed-to new`), re-indexes, times checkout to the
+asks; then checks out `new_commit` (or the tip with `--changed-to tip`), re-indexes, times checkout to the
 new sentence being found by the lexical lane, drains, asks again, and loads the first stored answer to see
-whether its sources now report `changed` or `deleted` (`GET /v1/answers/{id}`'s store function).
+whether its sources now report `changed` or `deleted` (`GET /v1/answers/{id}`'s store function). Changed
+rows run in history order, so with `new` the index walks forward through the history once (the commit
+itself is the change); `tip` re-reads the whole stretch back to the tip for every row (minutes each).
 
 The split is fixed: within each kind, rows ordered by id, the odd-numbered ones are `tune`, the even ones
 `heldout`; with `--split all` figures are printed for tune, held-out and all. How a cited unit is matched
@@ -170,7 +172,7 @@ def main() -> None:
     parser.add_argument(
         "--workdir", type=Path, default=None, help="keep the clone and index for the next run"
     )
-    parser.add_argument("--changed-to", choices=["tip", "new"], default="tip")
+    parser.add_argument("--changed-to", choices=["new", "tip"], default="new")
     parser.add_argument("--limit", type=int, default=None, help="only the first N chosen rows of each kind")
     args = parser.parse_args()
     rows = load_rows(args.qa)
@@ -211,7 +213,9 @@ def main() -> None:
             for row in (r for r in chosen if not r.changed):
                 records.append(run.ask(conn, row, split[row.id]))
             target = "" if args.changed_to == "new" else tip
-            for row in (r for r in chosen if r.changed):
+            changed = [r for r in chosen if r.changed]
+            depth = {c: int(_git(clone, "rev-list", "--count", c)) for c in {r.old_commit for r in changed}}
+            for row in sorted(changed, key=lambda r: (depth[r.old_commit], r.id)):
                 records.append(run.changed(conn, row, split[row.id], target)[1])
             _git(clone, "checkout", "-q", "--detach", tip)
             run.sync(conn)

@@ -80,6 +80,7 @@ class Record:
             "reason": self.body.get("reason"),
             "route": self.body.get("route"),
             "latency_ms": round(self.latency_ms, 1),
+            "cached": bool(self.body.get("cached")),
             "score": self.score,
             "gold": [{"path": g.path, "sentence": g.sentence, "line": g.line} for g in self.row.gold],
             "cited": [
@@ -162,7 +163,8 @@ def _changed(records: list[Record]) -> None:
     print(
         f"  after: {sum(any(r.strict) for r in changed)} answers cite the new sentence,"
         f" {sum(bool(r.change and r.change['cites_old']) for r in changed)} still cite the old one,"
-        f" {sum(r.abstained for r in changed)} abstain"
+        f" {sum(r.abstained for r in changed)} abstain; {sum(bool(r.body.get('cached')) for r in changed)}"
+        " served from the store (the first answer's sources unchanged, as the engine does)"
     )
     print(
         f"  first stored answer reports a changed/deleted source: {len(reported)} of {len(changed)}"

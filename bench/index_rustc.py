@@ -1,6 +1,6 @@
 """Index benchmark on the rustc-dev-guide history: cold index, commit-by-commit replay, BM25 latency.
 
-    python bench/index_rustc.py ../shared/data/rustc_dev_guide [--commits N]
+    python bench/index_rustc.py ../shared/data/rustc_dev_guide [--commits N] [--code-blocks skip|block]
 
 Prints figures; asserts nothing. The replay's headline is the ratio of sentence rows written for modified
 files to what a whole-document re-index (delete all, insert all) would have written.
@@ -18,7 +18,8 @@ from pathlib import Path
 
 from indexer.database import open_database
 from indexer.lexical import bm25_search
-from indexer.reconcile import Repository, index_paths, reconcile_repository
+from indexer.markdown import CodeMode
+from indexer.reconcile import IndexOptions, Repository, index_paths, reconcile_repository
 from indexer.store import rename_document
 
 
@@ -31,17 +32,19 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def cold_index(db_url_dir: Path, tree: Path) -> None:
+def cold_index(db_url_dir: Path, tree: Path, options: IndexOptions) -> None:
     db = open_database(None, db_url_dir)
     with db.connect() as conn:
         started = time.perf_counter()
-        report = reconcile_repository(conn, Repository("rustc-dev-guide", tree))
+        report = reconcile_repository(conn, Repository("rustc-dev-guide", tree), options)
         wall = time.perf_counter() - started
+        kinds = dict(conn.execute("SELECT kind, count(*) FROM sentences GROUP BY kind").fetchall())
     n = report.sentences_inserted
     print(
         f"cold index of HEAD: {report.files_written} files, {n} sentences in {wall:.2f}s "
         f"= {n / wall:,.0f} sentences/s"
     )
+    print("  units by kind: " + ", ".join(f"{k} {v:,}" for k, v in sorted(kinds.items())))
     for stage in ("read", "parse", "segment", "database"):
         seconds = getattr(report, f"{stage}_seconds")
         print(
@@ -49,7 +52,9 @@ def cold_index(db_url_dir: Path, tree: Path) -> None:
         )
 
 
-def replay(data_dir: Path, bundle: Path, commits_file: Path, limit: int | None) -> None:
+def replay(
+    data_dir: Path, bundle: Path, commits_file: Path, limit: int | None, options: IndexOptions
+) -> None:
     commits = [json.loads(line) for line in commits_file.read_text().splitlines()]
     if limit:
         commits = commits[:limit]
@@ -67,7 +72,7 @@ def replay(data_dir: Path, bundle: Path, commits_file: Path, limit: int | None) 
                 _git(tree, "checkout", "-q", "--force", commit["rebuilt_commit"])
                 started = time.perf_counter()
                 if repository_id is None:
-                    reconcile_repository(conn, repo)
+                    reconcile_repository(conn, repo, options)
                     repository_id = conn.execute(
                         "SELECT id FROM repositories WHERE name = 'replay'"
                     ).fetchone()[0]
@@ -85,11 +90,11 @@ def replay(data_dir: Path, bundle: Path, commits_file: Path, limit: int | None) 
                         other.append(path)
                         deleted_docs += status == "D"
                 for path in modified:
-                    report = index_paths(conn, repo, [path])
+                    report = index_paths(conn, repo, [path], options)
                     written += report.sentences_inserted
                     whole += report.sentences_inserted + report.sentences_moved + report.sentences_unchanged
                 if other:
-                    added_rows += index_paths(conn, repo, other).sentences_inserted
+                    added_rows += index_paths(conn, repo, other, options).sentences_inserted
                 per_commit.append(time.perf_counter() - started)
         print(f"replay of {len(commits)} commits:")
         print(
@@ -132,13 +137,25 @@ def main() -> None:
         "data", type=Path, help="the rustc_dev_guide folder (md_history.bundle, commits.jsonl)"
     )
     parser.add_argument("--commits", type=int, default=None, help="replay only the first N commits")
+    parser.add_argument(
+        "--code-blocks",
+        choices=[m.value for m in CodeMode],
+        default=IndexOptions().code_mode.value,
+        help="index code blocks as units (block, the default) or drop them (skip)",
+    )
     args = parser.parse_args()
+    options = IndexOptions(code_mode=CodeMode(args.code_blocks))
+    print(f"code blocks: {options.code_mode.value}")
     with tempfile.TemporaryDirectory() as tmp:
         head = Path(tmp) / "head"
         _git(Path(tmp), "clone", "-q", str(args.data / "md_history.bundle"), str(head))
-        cold_index(Path(tmp) / "cold", head)
+        cold_index(Path(tmp) / "cold", head, options)
         replay(
-            Path(tmp) / "replay", args.data / "md_history.bundle", args.data / "commits.jsonl", args.commits
+            Path(tmp) / "replay",
+            args.data / "md_history.bundle",
+            args.data / "commits.jsonl",
+            args.commits,
+            options,
         )
 
 

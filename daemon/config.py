@@ -60,7 +60,8 @@ class IndexingConfig:
     """How files are read and split into sentences."""
 
     max_file_bytes: int = 2_000_000
-    code_blocks: CodeMode = CodeMode.SKIP
+    code_blocks: CodeMode = CodeMode.BLOCK
+    """Code blocks are units of their own, linked to the sentence introducing each; "skip" drops them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from indexer.store import (
     StoredDocument,
     delete_document,
     ensure_repository,
+    note_index_options,
     rename_document,
     stored_documents,
 )
@@ -113,6 +114,7 @@ class RepositorySync:
         self.options = options
         self.full_scan_threshold = full_scan_threshold
         self.repository_id = ensure_repository(conn, repo.name, str(repo.root))
+        note_index_options(conn, self.repository_id, options.parse_fingerprint)
 
     def catch_up(self, conn: Connection) -> SyncReport:
         """Walk the tree and apply every difference: at start, after a lost connection, and for bursts.

@@ -88,6 +88,10 @@ class Hit:
     lanes: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)
     lexical_stage: str | None = None
+    kind: str = "sentence"
+    """The unit's kind: `sentence`, `heading`, `table_row` or `code` (a whole code block)."""
+    intro_sentence_id: int | None = None
+    """A code unit's introducing sentence ("To reload, send this request:"), when it has one."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape of a hit, shared by `citeline search --json` and `GET /v1/search`."""
@@ -107,6 +111,8 @@ class Hit:
             "embedded": self.embedded,
             "lanes": list(self.lanes),
             "lexical_stage": self.lexical_stage,
+            "kind": self.kind,
+            "intro_sentence_id": self.intro_sentence_id,
         }
 
     @property
@@ -127,7 +133,8 @@ class Hit:
 
 _HYDRATE_SQL = """
 SELECT s.id, s.text, r.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal, d.git_commit,
-       EXISTS (SELECT 1 FROM sentence_embeddings e WHERE e.sentence_id = s.id), s.norm_hash
+       EXISTS (SELECT 1 FROM sentence_embeddings e WHERE e.sentence_id = s.id), s.norm_hash, s.kind,
+       (SELECT i.id FROM sentences i WHERE i.document_id = s.document_id AND i.ordinal = s.intro_ordinal)
 FROM sentences s JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
 WHERE s.id = ANY(%s)
 """
@@ -136,7 +143,24 @@ WHERE s.id = ANY(%s)
 def _hydrate(conn: Connection, ids: Sequence[int]) -> dict[int, tuple[Hit, bytes]]:
     rows = conn.execute(_HYDRATE_SQL, (list(ids),)).fetchall()
     return {
-        r[0]: (Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], r[9], r[10]), bytes(r[11]))
+        r[0]: (
+            Hit(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                tuple(r[6]),
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                kind=r[12],
+                intro_sentence_id=r[13],
+            ),
+            bytes(r[11]),
+        )
         for r in rows
     }
 

@@ -26,6 +26,8 @@ class StoredSentence:
     heading_path: tuple[str, ...]
     line_start: int
     line_end: int
+    intro_ordinal: int | None = None
+    """A code unit's introducing sentence, by ordinal in the same document (`TextUnit.intro`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,7 @@ def diff_sentences(stored: Sequence[StoredSentence], new: Sequence[StoredSentenc
             or old.line_end != fresh.line_end
             or old.kind != fresh.kind
             or old.text != fresh.text
+            or old.intro_ordinal != fresh.intro_ordinal
         ):
             result.moved.append(MovedSentence(old.id, index, heading_changed))
         else:

@@ -52,27 +52,34 @@ class UnitKind(enum.Enum):
     TABLE_ROW = "table_row"
     """One table row with cells joined by `` | ``: rows are records, sentence splitting would mangle them."""
     CODE = "code"
-    """One whole code block (only with ``CodeMode.BLOCK``): code has no sentences to split."""
+    """One whole code block (``CodeMode.BLOCK``, the default): code has no sentences to split."""
 
 
 class CodeMode(enum.Enum):
     """Whether code blocks are indexed; code is never split into sentences either way."""
 
     SKIP = "skip"
-    """Drop fenced and indented code: it drowns prose search in identifiers."""
+    """Drop fenced and indented code, for corpora whose code blocks are noise to their readers."""
     BLOCK = "block"
-    """Emit each code block as one CODE unit, for corpora where code is what people look for."""
+    """Emit each code block as one CODE unit (the default): a command, a flag or a config snippet is often
+    the answer, and the sentence before it ("To reload, send this request:") only points at it."""
 
 
 @dataclass(frozen=True, slots=True)
 class TextUnit:
-    """One indexed, citable piece of text; the line range is what a citation links to."""
+    """One indexed, citable piece of text; the line range is what a citation links to.
+
+    ``intro`` is set on a CODE unit introduced by a sentence: the index, in the same document's unit list,
+    of that sentence (the last sentence of the paragraph right before the block, or of the block before a
+    run of blocks); None for every other unit and for a block after a heading, a table or a list's end.
+    """
 
     text: str
     kind: UnitKind
     heading_path: tuple[str, ...]
     line_start: int
     line_end: int
+    intro: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,8 @@ class Block:
     ``code_spans`` are ``(start, end)`` offsets into ``text`` of inline code, which segmentation must
     never cut. ``heading_path`` of a heading holds its ancestors only, not the heading itself. Lines
     are those of the text (a setext underline is not text); a CODE block's include its fences.
+    ``intro`` of a CODE block is the index (in the document's block list) of the paragraph that
+    introduces it: the one right before it in the same container, or the one before a run of blocks.
     """
 
     kind: UnitKind
@@ -91,6 +100,7 @@ class Block:
     line_start: int
     line_end: int
     code_spans: tuple[tuple[int, int], ...] = ()
+    intro: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +246,18 @@ def _front_matter_title(yaml_text: str) -> str | None:
     return _fold(title) or None
 
 
-def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.SKIP) -> ParsedMarkdown:
+def _intro(prev: Token | None, blocks: list[Block]) -> int | None:
+    """The block index of the paragraph introducing a code block that follows token `prev`, if any."""
+    if prev is None or not blocks:
+        return None
+    if prev.type == "paragraph_close" and blocks[-1].kind is UnitKind.SENTENCE:
+        return len(blocks) - 1
+    if prev.type in ("fence", "code_block") and blocks[-1].kind is UnitKind.CODE:
+        return blocks[-1].intro
+    return None
+
+
+def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> ParsedMarkdown:
     """Turn a Markdown document into blocks; accepts any string and never raises on odd Markdown."""
     env: dict[str, Any] = {}
     tokens = _MD.parse(source.removeprefix("\ufeff"), env)  # a BOM would hide front matter
@@ -273,7 +294,8 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.SKIP) -> Parse
         elif ttype == "tr_close" and row_line and any(row):
             blocks.append(Block(UnitKind.TABLE_ROW, " | ".join(row), path, row_line, row_line))
         elif ttype in ("fence", "code_block") and code_mode is CodeMode.BLOCK and tok.map is not None:
-            blocks.append(Block(UnitKind.CODE, tok.content, path, tok.map[0] + 1, tok.map[1]))
+            intro = _intro(prev, blocks)
+            blocks.append(Block(UnitKind.CODE, tok.content, path, tok.map[0] + 1, tok.map[1], (), intro))
         elif ttype == "front_matter":
             fm_title = _front_matter_title(tok.content)
         prev = tok

@@ -40,6 +40,7 @@ from indexer.store import (
     StoredDocument,
     delete_document,
     ensure_repository,
+    note_index_options,
     refused_rows,
     stored_documents,
     stored_documents_for,
@@ -66,7 +67,12 @@ class IndexOptions:
     """How files are read and split."""
 
     max_file_bytes: int = 2_000_000
-    code_mode: CodeMode = CodeMode.SKIP
+    code_mode: CodeMode = CodeMode.BLOCK
+
+    @property
+    def parse_fingerprint(self) -> str:
+        """What decides the units a file becomes; a repository indexed under another is parsed again."""
+        return f"code={self.code_mode.value}"
 
 
 @dataclass(slots=True)
@@ -125,6 +131,8 @@ class _Indexer:
         self.options = options
         self.report = report
         self.repository_id = ensure_repository(conn, repo.name, str(repo.root))
+        if note_index_options(conn, self.repository_id, options.parse_fingerprint):
+            log.info("parse options changed; every file is read again", repository=repo.name)
         self.stored: dict[str, StoredDocument] = {}
         self.git_commit = git_head_commit(repo.root)
         self.noted = skipped_paths(conn, self.repository_id)  # notes to drop once their file is indexed

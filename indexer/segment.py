@@ -202,7 +202,14 @@ def _fold(text: str) -> str:
     return " ".join(text.split())
 
 
-def _block_units(block: Block, units: list[TextUnit]) -> None:
+def _block_units(block: Block, units: list[TextUnit], intro: int | None) -> None:
+    if block.kind is UnitKind.CODE:
+        text = block.text.strip("\n").rstrip()  # code keeps its lines and indentation: they are its syntax
+        if text.strip():
+            units.append(
+                TextUnit(text, block.kind, block.heading_path, block.line_start, block.line_end, intro)
+            )
+        return
     if block.kind is not UnitKind.SENTENCE:
         text = _fold(block.text)
         if text:
@@ -225,13 +232,22 @@ def _block_units(block: Block, units: list[TextUnit]) -> None:
 
 
 def split_sentences(parsed: ParsedMarkdown) -> list[TextUnit]:
-    """Units in source order; prose blocks become sentences, other kinds pass through whole."""
+    """Units in source order; prose blocks become sentences, other kinds pass through whole.
+
+    A code block's unit points (``TextUnit.intro``) at the last sentence of the paragraph that introduces
+    it, when that paragraph made any unit.
+    """
     units: list[TextUnit] = []
-    for block in parsed.blocks:
-        _block_units(block, units)
+    last_unit: dict[int, int] = {}  # block index -> index of its last unit
+    for index, block in enumerate(parsed.blocks):
+        before = len(units)
+        intro = last_unit.get(block.intro) if block.intro is not None else None
+        _block_units(block, units, intro)
+        if len(units) > before:
+            last_unit[index] = len(units) - 1
     return units
 
 
-def markdown_units(source: str, *, code_mode: CodeMode = CodeMode.SKIP) -> list[TextUnit]:
+def markdown_units(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> list[TextUnit]:
     """Parse and segment in one call, for callers that do not time the stages apart."""
     return split_sentences(parse_markdown(source, code_mode=code_mode))

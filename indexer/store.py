@@ -25,6 +25,7 @@ __all__ = [
     "WriteResult",
     "delete_document",
     "ensure_repository",
+    "note_index_options",
     "refused_rows",
     "rename_document",
     "stored_documents",
@@ -89,6 +90,23 @@ def ensure_repository(conn: Connection, name: str, root: str) -> int:
     return int(row[0])
 
 
+def note_index_options(conn: Connection, repository_id: int, options: str) -> bool:
+    """Record the parse options the repository is indexed with; when they differ from the recorded ones,
+    mark every document of it unread (no hash, no mtime) so the next walk parses each file again. Returns
+    whether any document was so marked. Unchanged sentences keep their rows and ids through that re-parse."""
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT index_options FROM repositories WHERE id = %s FOR UPDATE", (repository_id,)
+        ).fetchone()
+        if row is None or row[0] == options:
+            return False
+        marked = conn.execute(
+            "UPDATE documents SET content_hash = '', mtime_ns = -1 WHERE repository_id = %s", (repository_id,)
+        ).rowcount
+        conn.execute("UPDATE repositories SET index_options = %s WHERE id = %s", (options, repository_id))
+    return marked > 0
+
+
 def _as_stored(units: Sequence[TextUnit]) -> list[StoredSentence]:
     return [
         StoredSentence(
@@ -100,6 +118,7 @@ def _as_stored(units: Sequence[TextUnit]) -> list[StoredSentence]:
             heading_path=tuple(unit.heading_path),
             line_start=unit.line_start,
             line_end=unit.line_end,
+            intro_ordinal=unit.intro,
         )
         for ordinal, unit in enumerate(units)
     ]
@@ -107,11 +126,11 @@ def _as_stored(units: Sequence[TextUnit]) -> list[StoredSentence]:
 
 def _load_sentences(conn: Connection, document_id: int) -> list[StoredSentence]:
     rows = conn.execute(
-        "SELECT id, norm_hash, ordinal, kind, text, heading_path, line_start, line_end"
+        "SELECT id, norm_hash, ordinal, kind, text, heading_path, line_start, line_end, intro_ordinal"
         " FROM sentences WHERE document_id = %s",
         (document_id,),
     ).fetchall()
-    return [StoredSentence(r[0], bytes(r[1]), r[2], r[3], r[4], tuple(r[5]), r[6], r[7]) for r in rows]
+    return [StoredSentence(r[0], bytes(r[1]), r[2], r[3], r[4], tuple(r[5]), r[6], r[7], r[8]) for r in rows]
 
 
 def _record(sentence: StoredSentence) -> dict[str, object]:
@@ -123,23 +142,26 @@ def _record(sentence: StoredSentence) -> dict[str, object]:
         "heading_path": list(sentence.heading_path),
         "line_start": sentence.line_start,
         "line_end": sentence.line_end,
+        "intro_ordinal": sentence.intro_ordinal,
     }
 
 
-# What the lexical lane holds for a row `r`: its terms under its heading path and their count, by the SQL
-# functions of migration 0006, which rebuilt every row with them.
+# What the lexical lane holds for a row `r`: its terms under its heading path (a code unit's compound tokens
+# also in parts) and their count, by the SQL functions of migrations 0006 and 0009.
 _LEXICAL_OF_ROW = f"""LATERAL (
     SELECT t.tsv, citeline_token_count(t.tsv) AS tokens
-    FROM (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}', citeline_lexical_text(r.heading_path, r.text)) AS tsv) t
+    FROM (SELECT to_tsvector('{TEXT_SEARCH_CONFIG}',
+                             citeline_unit_lexical_text(r.kind, r.heading_path, r.text)) AS tsv) t
 ) v"""
 
 _INSERT_SENTENCES = f"""
 INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start, line_end,
-                       tsv, token_count)
+                       tsv, token_count, intro_ordinal)
 SELECT %(document_id)s, r.ordinal, r.kind, r.text, decode(r.norm_hash, 'hex'), r.heading_path,
-       r.line_start, r.line_end, v.tsv, v.tokens
+       r.line_start, r.line_end, v.tsv, v.tokens, r.intro_ordinal
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(ordinal int, kind text, text text, norm_hash text,
-                                             heading_path text[], line_start int, line_end int),
+                                             heading_path text[], line_start int, line_end int,
+                                             intro_ordinal int),
      {_LEXICAL_OF_ROW}
 """
 
@@ -147,9 +169,10 @@ FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(ordinal int, kind text, text text,
 # update trigger of migration 0006 keeps the statistics in step).
 _UPDATE_MOVED = f"""
 UPDATE sentences s SET ordinal = r.ordinal, kind = r.kind, text = r.text, heading_path = r.heading_path,
-                       line_start = r.line_start, line_end = r.line_end, tsv = v.tsv, token_count = v.tokens
+                       line_start = r.line_start, line_end = r.line_end, tsv = v.tsv, token_count = v.tokens,
+                       intro_ordinal = r.intro_ordinal
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, ordinal int, kind text, text text,
-                                        heading_path text[], line_start int, line_end int),
+                                        heading_path text[], line_start int, line_end int, intro_ordinal int),
      {_LEXICAL_OF_ROW}
 WHERE s.id = r.id
 """

@@ -14,7 +14,7 @@ from indexer.store import TEXT_SEARCH_CONFIG
 
 def lexical_stats_are_exact(conn: Connection) -> None:
     """The trigger-kept BM25 statistics equal a recomputation from the sentences themselves, and each row's
-    terms are what the writer computes from its heading path and text now."""
+    terms are what the writer computes from its kind, heading path and text now."""
     kept = dict(conn.execute("SELECT term, df FROM lexical_terms").fetchall())
     fresh = dict(
         conn.execute(
@@ -22,12 +22,17 @@ def lexical_stats_are_exact(conn: Connection) -> None:
         ).fetchall()
     )
     assert kept == fresh
+    unit_text = conn.execute("SELECT to_regproc('citeline_unit_lexical_text') IS NOT NULL").fetchone()
+    lexical = (  # before schema version 7 the lexical text had no kind
+        "citeline_unit_lexical_text(kind, heading_path, text)"
+        if unit_text and unit_text[0]
+        else "citeline_lexical_text(heading_path, text)"
+    )
     stale = conn.execute(
-        "SELECT count(*) FROM sentences"
-        f" WHERE tsv <> to_tsvector('{TEXT_SEARCH_CONFIG}', citeline_lexical_text(heading_path, text))"
+        f"SELECT count(*) FROM sentences WHERE tsv <> to_tsvector('{TEXT_SEARCH_CONFIG}', {lexical})"
         " OR token_count <> (SELECT count(*) FROM unnest(tsv) u, unnest(u.positions) p)"
     ).fetchone()
-    assert stale == (0,), "every row's terms are those of its heading path and text"
+    assert stale == (0,), "every row's terms are those of its kind, heading path and text"
     stats = conn.execute("SELECT sentence_count, token_total FROM lexical_stats").fetchone()
     actual = conn.execute("SELECT count(*), coalesce(sum(token_count), 0) FROM sentences").fetchone()
     assert stats == actual

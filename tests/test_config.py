@@ -17,7 +17,7 @@ def test_defaults_without_file(tmp_path: Path) -> None:
     assert config.database_url is None
     assert config.repositories == ()
     assert config.api.port == 8750
-    assert config.indexing.code_blocks is CodeMode.SKIP
+    assert config.indexing.code_blocks is CodeMode.BLOCK
 
 
 def test_toml_and_environment(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_toml_and_environment(tmp_path: Path) -> None:
 data_dir = "{tmp_path / "data"}"
 [indexing]
 max_file_bytes = 1000
-code_blocks = "block"
+code_blocks = "skip"
 [api]
 port = 9000
 [[repositories]]
@@ -42,7 +42,7 @@ exclude = ["drafts/**"]
     assert config.api.port == 9100
     assert config.database_url == "postgresql://x/y"
     assert config.indexing.max_file_bytes == 1000
-    assert config.indexing.code_blocks is CodeMode.BLOCK
+    assert config.indexing.code_blocks is CodeMode.SKIP
     (repo,) = config.repositories
     assert repo.name == "handbook"
     assert repo.exclude == ("drafts/**",)

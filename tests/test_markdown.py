@@ -149,8 +149,12 @@ CODE_DOC = "\n".join(
 )
 
 
-def test_code_is_skipped_by_default() -> None:
-    assert texts(CODE_DOC) == ["Text."]
+def test_code_is_skipped_in_skip_mode() -> None:
+    assert [b.text for b in blocks(CODE_DOC, CodeMode.SKIP)] == ["Text."]
+
+
+def test_code_blocks_are_units_by_default() -> None:
+    assert [b.kind for b in parse_markdown(CODE_DOC).blocks].count(UnitKind.CODE) == 3
 
 
 def test_code_blocks_are_whole_units_in_block_mode() -> None:
