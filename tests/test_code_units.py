@@ -177,7 +177,7 @@ def test_upgrading_gives_old_code_rows_their_parts(version6: Connection) -> None
         (FLAG, FLAG),
     )
     assert _top(conn, "tsdb retention") == ""
-    upgrade = next(m for m in available_migrations() if m.version == 7)
-    conn.execute(upgrade.sql.encode("utf-8"))
+    for upgrade in (m for m in available_migrations() if m.version > 6):
+        conn.execute(upgrade.sql.encode("utf-8"))
     assert _top(conn, "tsdb retention") == FLAG
     lexical_stats_are_exact(conn)
