@@ -32,6 +32,10 @@ DOCS = {
     "The web.enable-lifecycle flag turns on HTTP endpoints that reload and shut down the server. "
     "This is disabled by default.\n\n"
     "Sending a SIGHUP signal to the process also reloads the configuration file.\n",
+    "operating/reload.md": "# Reloading\n\n"
+    "To reload the configuration without a restart, send this request:\n\n"
+    "```\ncurl -X POST http://localhost:9090/-/reload\n```\n\n"
+    "The server answers once the new configuration is loaded.\n",
     "guides/cooking.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
     "Bake the loaf at two hundred degrees for forty minutes.\n",
 }
@@ -78,3 +82,12 @@ def test_a_question_the_docs_do_not_answer_gets_insufficient(answering: Answerin
     body = _ask(answering, "Which port does the Kafka bridge listen on?")
     assert body["status"] == "insufficient"
     assert body["clauses"] == []
+
+
+def test_a_command_answer_cites_the_code_block_after_its_introducing_sentence(answering: Answering) -> None:
+    body = _ask(answering, "How do I reload the configuration without restarting?")
+    assert body["status"] == "answer"
+    cited = _cited(body)
+    intro = "To reload the configuration without a restart, send this request:"
+    assert intro in cited
+    assert cited[cited.index(intro) + 1] == "curl -X POST http://localhost:9090/-/reload"
