@@ -77,8 +77,11 @@ def _id(value: object) -> int | None:
     return None if value is None else int(str(value))
 
 
-_POINTS_BACK = frozenset({"this", "it", "these", "those", "that", "they", "such", "here"})
-"""Opening words by which a sentence leans on the one before it ("This is also disabled by default.")."""
+_POINTS_BACK = frozenset({"this", "these", "those", "that", "such", "here"})
+"""Opening words by which a sentence leans on the statement before it ("This is also disabled by default.").
+A personal pronoun ("It was founded in 1901.") is left out: it names the section's subject, which the
+heading path cited with every source already gives, and the sentence before is then seldom part of the
+answer."""
 
 
 def leans_on(hit: Hit, context: SentenceContext | None) -> int | None:

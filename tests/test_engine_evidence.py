@@ -22,8 +22,8 @@ NEIGHBOURS = SentenceContext("The sentence before.", None, previous_id=6, next_i
     [
         ("To reload the configuration, send this request:", 8),
         ("This is also disabled by default.", 6),
-        ("It lives in the target folder.", 6),
         ("These flags are experimental.", 6),
+        ("It lives in the target folder.", None),
         ("The default scrape timeout is 10 seconds.", None),
         ("Items in this list are sorted.", None),
     ],
