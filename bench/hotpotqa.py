@@ -1,7 +1,7 @@
 """HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
-        [--workdir DIR] [--dump FILE]
+        [--workdir DIR] [--dump FILE] [--context always|dependent|never]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
 corpus, indexed and embedded with the default model; the engine then answers each question over the whole

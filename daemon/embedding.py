@@ -104,14 +104,17 @@ def drain_backlog(
             tracker = BacklogProgress(lambda: pending_items(conn)[0], label="embedding").start()
         started = time.perf_counter()
         try:
+            claimable = 1
             while not reconnector.stop.is_set():
-                _drain_once(reconnector, shared, options, workers, total, tracker)
-                pending, _leased = pending_items(conn)
+                if claimable:
+                    _drain_once(reconnector, shared, options, workers, total, tracker)
+                pending, claimable = pending_items(conn)
                 if pending == 0:
                     break
-                waited = time.perf_counter()
-                reconnector.stop.wait(poll_seconds)
-                total.waited_seconds += time.perf_counter() - waited
+                if not claimable:  # all leased to live workers or waiting to be retried
+                    waited = time.perf_counter()
+                    reconnector.stop.wait(poll_seconds)
+                    total.waited_seconds += time.perf_counter() - waited
         finally:
             if tracker is not None:
                 tracker.finish()

@@ -64,10 +64,10 @@ def ensure_model(conn: Connection, name: str, dimension: int, context: str = "")
 
 
 def pending_items(conn: Connection) -> tuple[int, int]:
-    """Backlog items not failed, and how many of them a live worker holds a lease on right now."""
+    """Backlog items not failed, and how many of them a worker could claim right now (the others are leased
+    to a live worker or wait out a retry delay)."""
     row = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE claimed_by IS NOT NULL AND claimed_until > now()"
-        f" AND claimed_worker IN ({LIVE})) FROM embedding_backlog WHERE failed_at IS NULL"
+        f"SELECT count(*), count(*) FILTER (WHERE {OVER}) FROM embedding_backlog WHERE failed_at IS NULL"
     ).fetchone()
     assert row is not None
     return int(row[0]), int(row[1])
