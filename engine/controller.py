@@ -279,7 +279,8 @@ class AnswerEngine:
         state.latest = [h for h in hits if h.sentence_id in state.pool.hits]
         if self._relevance is not None:
             with _timed(trace.timings_ms, "rate"):
-                for query in dict.fromkeys([state.question, *state.parts]):
+                parts = () if state.accepted else state.parts  # a part is answered by a first hop
+                for query in dict.fromkeys([state.question, *parts]):
                     state.pool.rate(query, self._relevance, state.latest)
         plan = None
         with _timed(trace.timings_ms, "plan"):
