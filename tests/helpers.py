@@ -5,10 +5,15 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
-from indexer.database import Connection
+import psycopg
+
+from indexer.database import Connection, Database
+from indexer.schema import available_migrations
 from indexer.store import TEXT_SEARCH_CONFIG
 
 
@@ -23,7 +28,7 @@ def lexical_stats_are_exact(conn: Connection) -> None:
     )
     assert kept == fresh
     unit_text = conn.execute("SELECT to_regproc('citeline_unit_lexical_text') IS NOT NULL").fetchone()
-    lexical = (  # before schema version 7 the lexical text had no kind
+    lexical = (  # before schema version 9 the lexical text had no kind
         "citeline_unit_lexical_text(kind, heading_path, text)"
         if unit_text and unit_text[0]
         else "citeline_lexical_text(heading_path, text)"
@@ -102,3 +107,22 @@ def without_permission_override(work: Callable[[], T]) -> T:
     if failure:
         raise failure[0]
     return outcome[0]
+
+
+@contextmanager
+def database_at_version(database: Database, version: int) -> Iterator[Connection]:
+    """A separate database on the test server, migrated up to `version` only, dropped afterwards: what an
+    index written by that version looks like before the next migrations upgrade it."""
+    name = f"citeline_v{version}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        url = psycopg.conninfo.make_conninfo(database.url, dbname=name)
+        with psycopg.connect(url, autocommit=True) as conn:
+            for migration in available_migrations():
+                if migration.version <= version:
+                    conn.execute(migration.sql.encode("utf-8"))
+            yield conn
+    finally:
+        with psycopg.connect(database.url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -4,11 +4,9 @@ options re-reads unchanged files, and an index from schema version 6 is upgraded
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from engine.retrieval import Retriever, SearchMode
@@ -17,7 +15,7 @@ from indexer.lexical import bm25_search
 from indexer.markdown import CodeMode
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 from indexer.schema import available_migrations
-from tests.helpers import lexical_stats_are_exact, sentence_ids
+from tests.helpers import database_at_version, lexical_stats_are_exact, sentence_ids
 
 RELOAD = """# Configuration
 
@@ -148,19 +146,8 @@ def test_changing_the_code_mode_reads_unchanged_files_again(conn: Connection, re
 @pytest.fixture
 def version6(database: Database) -> Iterator[Connection]:
     """A separate database on the test server, migrated to version 6 only."""
-    name = f"citeline_v6_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(database.url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        url = psycopg.conninfo.make_conninfo(database.url, dbname=name)
-        with psycopg.connect(url, autocommit=True) as conn:
-            for migration in available_migrations():
-                if migration.version <= 6:
-                    conn.execute(migration.sql.encode("utf-8"))
-            yield conn
-    finally:
-        with psycopg.connect(database.url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    with database_at_version(database, 6) as conn:
+        yield conn
 
 
 def test_upgrading_gives_old_code_rows_their_parts(version6: Connection) -> None:

@@ -3,18 +3,16 @@ moves that keep sentence ids, and an index written by schema version 5 being upg
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from indexer.database import Connection, Database
 from indexer.lexical import bm25_search
 from indexer.reconcile import Repository, reconcile_repository
 from indexer.schema import available_migrations
-from tests.helpers import lexical_stats_are_exact, sentence_ids
+from tests.helpers import database_at_version, lexical_stats_are_exact, sentence_ids
 
 DOC = """# Build cache
 
@@ -59,19 +57,8 @@ def test_a_moved_heading_changes_the_terms_and_keeps_the_ids(conn: Connection, r
 @pytest.fixture
 def version5(database: Database) -> Iterator[Connection]:
     """A separate database on the test server, migrated to version 5 only."""
-    name = f"citeline_v5_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(database.url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    try:
-        url = psycopg.conninfo.make_conninfo(database.url, dbname=name)
-        with psycopg.connect(url, autocommit=True) as conn:
-            for migration in available_migrations():
-                if migration.version <= 5:
-                    conn.execute(migration.sql.encode("utf-8"))
-            yield conn
-    finally:
-        with psycopg.connect(database.url, autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    with database_at_version(database, 5) as conn:
+        yield conn
 
 
 def test_upgrading_rebuilds_terms_and_statistics(version5: Connection) -> None:
