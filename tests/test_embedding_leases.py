@@ -28,20 +28,9 @@ from indexer.embedding_queue import (
     contextual_text,
 )
 from indexer.reconcile import Repository, reconcile_repository
-from tests.test_embedding_queue import FakeModel
+from tests.test_embedding_queue import FakeModel, stuck_worker
 
-_STUCK_WORKER = """
-import sys, time
-from indexer.database import Database
-from indexer.embedding_queue import EmbeddingWorker, QueueOptions
-class Stuck:
-    name, dimension = "fake", 8
-    def encode(self, texts):
-        print("claimed", len(texts), flush=True)
-        time.sleep(600)
-with Database(sys.argv[1]).connect() as conn:
-    EmbeddingWorker(conn, Stuck(), QueueOptions(batch_size=10, lease_seconds=300.0)).drain()
-"""
+_STUCK_WORKER = stuck_worker(lease_seconds=300.0, sleep_seconds=600)
 
 
 def _write(root: Path, files: int, sentences: int) -> None:

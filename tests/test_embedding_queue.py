@@ -137,7 +137,9 @@ def test_two_workers_drain_one_backlog_without_overlap(clean_database: Database,
         assert _counts(conn) == (total, total, 0)
 
 
-_KILLED_WORKER = """
+def stuck_worker(lease_seconds: float, sleep_seconds: int) -> str:
+    """A worker script that claims a batch of ten, says so, and then hangs in its model until killed."""
+    return f"""
 import sys, time
 from indexer.database import Database
 from indexer.embedding_queue import EmbeddingWorker, QueueOptions
@@ -145,10 +147,13 @@ class Stuck:
     name, dimension = "fake", 8
     def encode(self, texts):
         print("claimed", len(texts), flush=True)
-        time.sleep(60)
+        time.sleep({sleep_seconds})
 with Database(sys.argv[1]).connect() as conn:
-    EmbeddingWorker(conn, Stuck(), QueueOptions(batch_size=10, lease_seconds=1.0)).drain()
+    EmbeddingWorker(conn, Stuck(), QueueOptions(batch_size=10, lease_seconds={lease_seconds})).drain()
 """
+
+
+_KILLED_WORKER = stuck_worker(lease_seconds=1.0, sleep_seconds=60)
 
 
 def test_killing_a_worker_mid_batch_loses_nothing(clean_database: Database, repo_dir: Path) -> None:
