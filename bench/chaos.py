@@ -238,6 +238,7 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.4, help="seconds between commits")
     parser.add_argument("--embed-kills", type=int, default=4, help="SIGKILLs of one embedder worker")
     args = parser.parse_args()
+    args.data = args.data.resolve()  # git runs in the probe's own folders, where a relative path is lost
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         env = {**os.environ, "CITELINE_DATA_DIR": str(tmp / "data"), "HF_HUB_OFFLINE": "1"}
