@@ -300,6 +300,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="keep the clone and the index here between runs")
     parser.add_argument("--py-spy", type=Path, help="with --daemon: record the child's stacks to this file")
     args = parser.parse_args()
+    args.data = args.data.resolve()  # git runs in the bench's own folders, where a relative path is lost
     commits = [json.loads(line) for line in (args.data / "commits.jsonl").read_text().splitlines()]
     replayed = commits[args.start + 1 : args.start + 1 + args.replay]
     with tempfile.TemporaryDirectory() as tmp:
