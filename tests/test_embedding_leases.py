@@ -7,10 +7,6 @@ with SIGKILL while it holds a claim.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -28,29 +24,13 @@ from indexer.embedding_queue import (
     contextual_text,
 )
 from indexer.reconcile import Repository, reconcile_repository
-from tests.test_embedding_queue import FakeModel, stuck_worker
-
-_STUCK_WORKER = stuck_worker(lease_seconds=300.0, sleep_seconds=600)
+from tests.test_embedding_queue import FakeModel, kill_a_worker_holding_a_claim
 
 
 def _write(root: Path, files: int, sentences: int) -> None:
     for f in range(files):
         body = " ".join(f"Item {f} number {s} covers topic {s * 7 + f}." for s in range(sentences))
         (root / f"doc{f}.md").write_text(f"# Doc {f}\n\n{body}\n", encoding="utf-8")
-
-
-def _kill_a_worker_holding_a_claim(database: Database) -> None:
-    """Start a worker process, wait until it holds a 300 s lease on 10 items, SIGKILL it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _STUCK_WORKER, database.url],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().startswith("claimed 10")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
 
 
 def _backlog(conn: Connection) -> int:
@@ -66,7 +46,7 @@ def test_drain_takes_over_the_items_of_a_killed_worker_and_ends_with_an_empty_ba
     with clean_database.connect() as conn:
         reconcile_repository(conn, Repository("docs", repo_dir))
         EmbeddingWorker(conn, FakeModel(), QueueOptions())  # records the fake model first
-    _kill_a_worker_holding_a_claim(clean_database)
+    kill_a_worker_holding_a_claim(clean_database, lease_seconds=300.0)
     with clean_database.connect() as conn:
         leased = conn.execute("SELECT count(*) FROM embedding_backlog WHERE claimed_until > now()").fetchone()
         assert leased == (10,), "the dead worker's lease has not run out"
@@ -124,7 +104,7 @@ def test_two_workers_and_a_killed_one_embed_every_sentence_exactly_once(
         reconcile_repository(conn, Repository("docs", repo_dir))
         EmbeddingWorker(conn, FakeModel(), QueueOptions())
         total = int(conn.execute("SELECT count(*) FROM sentences").fetchone()[0])  # type: ignore[index]
-    _kill_a_worker_holding_a_claim(clean_database)
+    kill_a_worker_holding_a_claim(clean_database, lease_seconds=300.0)
     models = [FakeModel(delay=0.002), FakeModel(delay=0.002)]
 
     def work(model: FakeModel) -> None:

@@ -137,9 +137,7 @@ def test_two_workers_drain_one_backlog_without_overlap(clean_database: Database,
         assert _counts(conn) == (total, total, 0)
 
 
-def stuck_worker(lease_seconds: float, sleep_seconds: int) -> str:
-    """A worker script that claims a batch of ten, says so, and then hangs in its model until killed."""
-    return f"""
+_STUCK_WORKER = """
 import sys, time
 from indexer.database import Database
 from indexer.embedding_queue import EmbeddingWorker, QueueOptions
@@ -147,23 +145,17 @@ class Stuck:
     name, dimension = "fake", 8
     def encode(self, texts):
         print("claimed", len(texts), flush=True)
-        time.sleep({sleep_seconds})
+        time.sleep(600)  # until killed
 with Database(sys.argv[1]).connect() as conn:
-    EmbeddingWorker(conn, Stuck(), QueueOptions(batch_size=10, lease_seconds={lease_seconds})).drain()
+    EmbeddingWorker(conn, Stuck(), QueueOptions(batch_size=10, lease_seconds=float(sys.argv[2]))).drain()
 """
 
 
-_KILLED_WORKER = stuck_worker(lease_seconds=1.0, sleep_seconds=60)
-
-
-def test_killing_a_worker_mid_batch_loses_nothing(clean_database: Database, repo_dir: Path) -> None:
-    _write_docs(repo_dir, 2, 10)
-    with clean_database.connect() as conn:
-        reconcile_repository(conn, Repository("docs", repo_dir))
-        total = _counts(conn)[0]
-        EmbeddingWorker(conn, FakeModel(), QueueOptions())  # records the fake model first
+def kill_a_worker_holding_a_claim(database: Database, lease_seconds: float) -> None:
+    """Start a worker process, wait until it holds a lease of `lease_seconds` on 10 items (its model hangs
+    meanwhile), and SIGKILL it."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_WORKER, clean_database.url],
+        [sys.executable, "-c", _STUCK_WORKER, database.url, str(lease_seconds)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
@@ -172,6 +164,15 @@ def test_killing_a_worker_mid_batch_loses_nothing(clean_database: Database, repo
     assert proc.stdout.readline().startswith("claimed 10")
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
+
+
+def test_killing_a_worker_mid_batch_loses_nothing(clean_database: Database, repo_dir: Path) -> None:
+    _write_docs(repo_dir, 2, 10)
+    with clean_database.connect() as conn:
+        reconcile_repository(conn, Repository("docs", repo_dir))
+        total = _counts(conn)[0]
+        EmbeddingWorker(conn, FakeModel(), QueueOptions())  # records the fake model first
+    kill_a_worker_holding_a_claim(clean_database, lease_seconds=1.0)
     with clean_database.connect() as conn:
         claimed = conn.execute(
             "SELECT count(*) FROM embedding_backlog WHERE claimed_by IS NOT NULL"
