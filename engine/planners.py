@@ -151,18 +151,19 @@ class ExtractivePlanner:
 
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
         """Propose the next sentence(s) and, unless final, the next subquery."""
-        chosen = self._choose(state)
+        ranked = [hit for hit, _ in self._rank(state)]
+        chosen = self._choose(state, ranked)
         linked = bool(state.accepted) and not state.shape.comparison  # see _choose: a named document
         proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked) for h in chosen]
         if len(state.parts) > 1 and not state.accepted and not state.shape.comparison:
-            proposals += self._per_part(state, chosen)
+            proposals += self._per_part(state, chosen, ranked)
         done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)
         query = self._next_query(state, chosen)
         return Plan(proposals, [query] if query else [], False)
 
-    def _choose(self, state: PlannerState) -> list[Hit]:
+    def _choose(self, state: PlannerState, ranked: list[Hit]) -> list[Hit]:
         """The best-scored candidates, from documents no finding cites yet when there are any.
 
         Past the first hop of a bridge question, a new document must be one the findings (read with the
@@ -170,7 +171,6 @@ class ExtractivePlanner:
         what links one hop to the next, and a document reached by shared words alone was a wrong page in 7
         of 12 cited on HotpotQA questions 0-110.
         """
-        ranked = [hit for hit, _ in self._rank(state)]
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
         if state.accepted and not state.shape.comparison:
@@ -188,10 +188,9 @@ class ExtractivePlanner:
                 picked.append(hit)
         return picked
 
-    def _per_part(self, state: PlannerState, chosen: Sequence[Hit]) -> list[Proposal]:
+    def _per_part(self, state: PlannerState, chosen: Sequence[Hit], ranked: list[Hit]) -> list[Proposal]:
         """For a question that asks several things, the best sentence for each part the chosen ones do not
         already answer best: rated against that part and mentioning its terms."""
-        candidates = [hit for hit, _ in self._rank(state)]
         taken = {h.sentence_id for h in chosen}
         proposals = []
         for part in state.parts:
@@ -201,7 +200,7 @@ class ExtractivePlanner:
                 share = len(terms & stems(hit.headed_text)) / len(terms) if terms else 0.0
                 return state.pool.rating(part, hit) + 0.5 * share
 
-            best = max(candidates, key=fit, default=None)
+            best = max(ranked, key=fit, default=None)
             if best is None or best.sentence_id in taken:
                 continue
             taken.add(best.sentence_id)
