@@ -22,7 +22,7 @@ from api.problems import exception_handlers
 from api.requests import CitelineRequest
 from api.routes import ROUTES
 from api.settings import ApiSettings
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from indexer.database import Connection, Database, configure_session
 
 __all__ = ["create_app"]

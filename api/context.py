@@ -14,7 +14,7 @@ from psycopg_pool import ConnectionPool
 
 from api.metrics import ApiMetrics
 from api.settings import ApiSettings
-from engine.retrieval import Filters, Retriever
+from engine.search import Filters, Retriever
 from indexer.database import Connection
 
 __all__ = ["AnswerLike", "Answering", "Services"]

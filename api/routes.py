@@ -42,7 +42,7 @@ from api.models import (
     StatusOut,
     StatusTotalsOut,
 )
-from engine.retrieval import Filters, SearchMode
+from engine.search import Filters, SearchMode
 from indexer.answers import load_answer
 from indexer.browse import answer_scope, document_view, sentence_view
 from indexer.status import eta_seconds, repository_status

@@ -23,7 +23,7 @@ from api.settings import ApiSettings
 from engine.controller import AnswerEngine, answer
 from engine.crossencoders import load_entailment, load_relevance
 from engine.llm_planner import LLMConfig, LLMPlanner
-from engine.retrieval import RetrievalConfig, Retriever
+from engine.search import RetrievalConfig, Retriever
 from indexer.database import Database
 from indexer.embedder import EmbedderRuntime, load_embedding_model
 

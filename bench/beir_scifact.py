@@ -31,7 +31,7 @@ import numpy as np
 from pgvector.psycopg import register_vector
 
 from engine.crossencoders import load_relevance
-from engine.retrieval import RetrievalConfig, Retriever, SearchMode
+from engine.search import RetrievalConfig, Retriever, SearchMode
 from indexer.database import Database, open_database
 from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from daemon.reconnect import Reconnector
 from daemon.watch import Watcher
+from engine.search import bm25_search
 from indexer.database import open_database
-from indexer.lexical import bm25_search
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 
 

@@ -41,7 +41,7 @@ from api.server import build_engine
 from daemon.config import load_config
 from daemon.services import queue_options
 from daemon.serving import models
-from engine.retrieval import Filters, Retriever, SearchMode
+from engine.search import Filters, Retriever, SearchMode
 from indexer.answers import load_answer
 from indexer.database import Connection, Database, open_database
 from indexer.embedder import EmbeddingModel, load_embedding_model

@@ -32,8 +32,8 @@ from benchkit import optional_models, percentile, words, workspace
 
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
-from engine.retrieval import Retriever
 from engine.routing import shape
+from engine.search import Retriever
 from indexer.database import open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions

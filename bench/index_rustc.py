@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from engine.search import bm25_search
 from indexer.database import open_database
-from indexer.lexical import bm25_search
 from indexer.markdown import CodeMode
 from indexer.reconcile import IndexOptions, Repository, index_paths, reconcile_repository
 from indexer.store import rename_document

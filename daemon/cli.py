@@ -28,7 +28,7 @@ from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import ChildProcess, embedder_builder, queue_options, set_torch_threads, watcher
 from daemon.serving import api_service, ask, serve_api
-from engine.retrieval import Filters, SearchMode
+from engine.search import Filters, SearchMode
 from indexer.database import Database, DatabaseError, open_database
 from indexer.embedding_queue import ModelMismatchError
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository

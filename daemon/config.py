@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.retrieval import RetrievalConfig
+from engine.search import RetrievalConfig
 from indexer.embedder import EmbedderRuntime
 from indexer.embedding_context import PreviousSentence
 from indexer.markdown import CodeMode

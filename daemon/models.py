@@ -10,7 +10,7 @@ import structlog
 
 from daemon.config import Config
 from engine.crossencoders import RelevanceModel, load_relevance
-from engine.retrieval import Retriever, SearchMode
+from engine.search import Retriever, SearchMode
 from indexer.database import Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 

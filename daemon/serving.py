@@ -14,7 +14,7 @@ from api.server import ApiService, ModelNames, build_engine, run_api
 from api.settings import ApiSettings, keys_from_env, parse_keys
 from daemon.config import Config, PlannerKind
 from engine.llm_planner import LLMConfig
-from engine.retrieval import Filters
+from engine.search import Filters
 from indexer.database import Database
 
 __all__ = ["api_service", "ask", "models", "serve_api"]

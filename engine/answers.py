@@ -33,7 +33,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.retrieval import Hit
+from engine.search import Hit
 
 __all__ = [
     "Answer",

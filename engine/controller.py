@@ -33,8 +33,8 @@ from engine.answers import (
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool, cite_companions, fetch_contexts
 from engine.planners import ExtractivePlanner, FailedSearch, Finding, Planner, PlannerError, PlannerState
-from engine.retrieval import Filters, Hit, Retriever
 from engine.routing import RoutingConfig, content_terms, question_parts, route
+from engine.search import Filters, Hit, Search
 from engine.verify import Conflict, Proposal, Verdict, Verifier, VerifyConfig
 from indexer.answers import SourceState, find_answer, load_answer, save_answer
 from indexer.database import Database
@@ -88,7 +88,7 @@ class AnswerEngine:
     def __init__(
         self,
         database: Database,
-        retriever: Retriever,
+        retriever: Search,
         embedder: EmbeddingModel | None,
         *,
         entailment: EntailmentModel | None,

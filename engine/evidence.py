@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from engine.answers import AnswerClause
 from engine.crossencoders import RelevanceModel
-from engine.retrieval import Hit, load_hits
+from engine.search import Hit, load_hits
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 

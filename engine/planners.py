@@ -15,8 +15,8 @@ from typing import Protocol
 
 from engine.answers import ReferenceNeed, RejectedClause
 from engine.evidence import EvidencePool
-from engine.retrieval import Hit
 from engine.routing import QuestionShape, content_terms, entities, stem, stems
+from engine.search import Hit
 from engine.verify import Proposal
 
 __all__ = [

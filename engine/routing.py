@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine.answers import Route
-from engine.retrieval import Hit
+from engine.search import Hit
 
 __all__ = [
     "QuestionShape",

@@ -22,8 +22,8 @@ import numpy as np
 from engine.answers import Budget, ReferenceNeed, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
-from engine.retrieval import Hit
 from engine.routing import content_terms, entities, stem, stems
+from engine.search import Hit
 from indexer.hashing import normalize_sentence
 
 __all__ = ["Conflict", "Proposal", "Verdict", "Verifier", "VerifyConfig", "coverage"]

@@ -24,7 +24,7 @@ from api.context import Answering
 from api.settings import ApiKey, ApiSettings
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from engine.verify import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.hashing import normalize_sentence

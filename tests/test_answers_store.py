@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.answers import Answer, AnswerClause, Budget, ReferenceNeed, Route, Status, Verification
-from engine.retrieval import Hit
+from engine.search import Hit
 from indexer.answers import SourceState, find_answer, load_answer, save_answer
 from indexer.database import Connection
 from indexer.reconcile import Repository, reconcile_repository

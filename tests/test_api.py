@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from api.settings import ApiSettings, Limits
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import FULL_KEY, KEYS, client_for, index_two_repositories, real_answering

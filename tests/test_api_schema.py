@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from api.app import create_app
 from api.settings import ApiSettings
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from indexer.database import Connection, Database
 from tests.api_support import ALPHA_KEY, FULL_KEY, KEYS, index_two_repositories, real_answering, served
 

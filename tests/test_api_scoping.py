@@ -11,7 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api.settings import ApiSettings
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from indexer.database import Connection, Database
 from tests.api_support import (
     ALPHA_KEY,

@@ -12,7 +12,7 @@ import httpx
 
 from api.server import ApiService
 from api.settings import ApiSettings
-from engine.retrieval import Retriever
+from engine.search import Retriever
 from indexer.database import Database
 from tests.api_support import client_for
 

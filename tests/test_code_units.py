@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.retrieval import Retriever, SearchMode
+from engine.search import Retriever, SearchMode, bm25_search
 from indexer.database import Connection, Database
-from indexer.lexical import bm25_search
 from indexer.markdown import CodeMode
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 from indexer.schema import available_migrations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.vector_lane import vector_search
+from engine.search import vector_search
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions

@@ -16,7 +16,7 @@ import pytest
 
 from api.context import Answering
 from api.server import ModelNames, build_engine
-from engine.retrieval import Filters
+from engine.search import Filters
 from indexer.database import Connection, Database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker

@@ -18,7 +18,7 @@ from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
 from engine.evidence import fetch_contexts
 from engine.planners import ExtractivePlanner, Plan, PlannerError, PlannerState
-from engine.retrieval import Hit, Retriever
+from engine.search import Hit, Retriever
 from engine.verify import Proposal
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from engine.evidence import EvidencePool, SentenceContext, leans_on
-from engine.retrieval import Hit
+from engine.search import Hit
 
 
 def _hit(text: str, sentence_id: int = 7) -> Hit:

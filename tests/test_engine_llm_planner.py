@@ -17,8 +17,8 @@ from engine.crossencoders import EntailmentScores
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMConfig, LLMPlanner, parse_plan
 from engine.planners import PlannerError, PlannerState
-from engine.retrieval import Hit, Retriever
 from engine.routing import shape
+from engine.search import Hit, Retriever
 from indexer.database import Connection, Database
 from indexer.embedder import load_embedding_model
 from indexer.reconcile import Repository, reconcile_repository

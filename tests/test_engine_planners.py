@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from engine.evidence import EvidencePool, SentenceContext
 from engine.planners import ExtractivePlanner, Finding, PlannerState
-from engine.retrieval import Hit
 from engine.routing import shape
+from engine.search import Hit
 
 
 def _hit(sentence_id: int, heading: str, text: str, ordinal: int = 1) -> Hit:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.answers import Route
-from engine.retrieval import Hit
 from engine.routing import RoutingConfig, content_terms, entities, question_parts, route, shape, stem
+from engine.search import Hit
 
 
 def _hits(*scores: float, key: str = "rerank") -> list[Hit]:

@@ -13,7 +13,7 @@ import pytest
 from engine.answers import ReferenceNeed
 from engine.crossencoders import WEIGHTS_DIR, EntailmentModel, EntailmentScores, load_entailment
 from engine.evidence import EvidencePool
-from engine.retrieval import Hit
+from engine.search import Hit
 from engine.verify import Proposal, Verifier, VerifyConfig, coverage
 from indexer.embedder import EmbeddingModel, load_embedding_model
 

@@ -10,19 +10,25 @@ from pathlib import Path
 
 import pytest
 
-from engine.fusion import Lane, LaneResult, fuse
-from engine.lexical_stages import (
+from engine.search import (
+    Filters,
+    Lane,
+    LaneResult,
+    LexicalHit,
     LexicalStage,
+    RetrievalConfig,
+    Retriever,
+    SearchMode,
     StagedHit,
     edit_distance_one,
+    fuse,
+    load_hits,
     merge_stages,
     staged_lexical_search,
 )
-from engine.retrieval import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
-from indexer.lexical import LexicalHit
 from indexer.reconcile import Repository, reconcile_repository
 
 GUIDE = """# Bootstrapping
@@ -40,7 +46,12 @@ The query system memoizes results so that incremental compilation can reuse them
 
 
 def _hit(sid: int, score: float = 1.0) -> LexicalHit:
-    return LexicalHit(sid, score, f"s{sid}", "r", "p.md", 1, 1, (), 1, sid, 1)
+    return LexicalHit(sid, score, 1)
+
+
+def _text(conn: Connection, staged: StagedHit) -> str:
+    """The text of a sentence the lexical lane ranked (the lane ranks ids; hits are loaded once, later)."""
+    return load_hits(conn, [staged.hit.sentence_id])[0].text
 
 
 def test_rrf_rewards_agreement_and_respects_weights() -> None:
@@ -90,16 +101,16 @@ def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo
     assert confident.stages_run == [LexicalStage.EXACT]
     typo = staged_lexical_search(conn, "memoizes incrmental", 5)
     assert typo.corrections == {"incrment": "increment"}
-    assert typo.hits[0].hit.text.startswith("The query system memoizes")
+    assert _text(conn, typo.hits[0]).startswith("The query system memoizes")
     assert LexicalStage.TYPO in typo.stages_run
     prefix = staged_lexical_search(conn, "bootstr", 5)
     assert LexicalStage.PREFIX in prefix.stages_run
     assert prefix.hits and prefix.hits[0].stage is LexicalStage.PREFIX
-    assert "bootstrap" in prefix.hits[0].hit.text.lower()
+    assert "bootstrap" in _text(conn, prefix.hits[0]).lower()
     # An unknown term with no neighbour and no completion changes no variant: no repeated search.
     hopeless = staged_lexical_search(conn, "memoizes qzxvwk", 5)
     assert hopeless.stages_run == [LexicalStage.EXACT]
-    assert hopeless.hits[0].hit.text.startswith("The query system memoizes")
+    assert _text(conn, hopeless.hits[0]).startswith("The query system memoizes")
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+from engine.search import bm25_search
 from indexer.database import Connection
 from indexer.hashing import sentence_hash
-from indexer.lexical import bm25_search
 from indexer.reconcile import Repository, index_paths, reconcile_repository
 from indexer.store import rename_document
 from tests.helpers import lexical_stats_are_exact, sentence_ids

@@ -14,16 +14,23 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from indexer.database import Connection
-from indexer.lexical import (
+from engine.search._bm25 import (
     LexicalHit,
     bm25_search_terms,
     lexical_document_frequencies,
     query_lexemes,
     terms_with_prefix,
 )
+from indexer.database import Connection
 
-__all__ = ["LexicalStage", "StagedHit", "edit_distance_one", "merge_stages", "staged_lexical_search"]
+__all__ = [
+    "LexicalStage",
+    "StagedHit",
+    "StagedSearch",
+    "edit_distance_one",
+    "merge_stages",
+    "staged_lexical_search",
+]
 
 _ALPHABET = string.ascii_lowercase + string.digits
 _MIN_PREFIX = 4
