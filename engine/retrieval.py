@@ -199,6 +199,11 @@ class Retriever:
         )
         self._executor = ThreadPoolExecutor(max_workers=max_connections, thread_name_prefix="citeline-lane")
 
+    @property
+    def pool(self) -> ConnectionPool[Connection]:
+        """The retriever's connection pool, which the answer engine may share; it closes with `close`."""
+        return self._pool
+
     def close(self) -> None:
         """Release the pooled connections and lane threads."""
         self._executor.shutdown(wait=True)
