@@ -1,8 +1,10 @@
 """The daemon's assembly: `citeline ask` answers without the API, the answer engine queries the database
-through the retriever's pool, and a malformed API key still stops the API commands with one line."""
+through the retriever's pool, a malformed API key still stops the API commands with one line, and no
+package imports one above it."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -93,3 +95,18 @@ def test_a_malformed_api_key_stops_the_api_commands_with_one_line(
     assert main(arguments) == 2
     err = capsys.readouterr().err  # `api` loads the models first, whose progress bars come before it
     assert err.splitlines()[-1] == "citeline: API key #1: a token needs at least 16 characters"
+
+
+def test_imports_point_one_way_from_daemon_to_api_to_engine_to_indexer() -> None:
+    layers = ["daemon", "api", "engine", "indexer"]
+    root = Path(__file__).resolve().parent.parent
+    upward = []
+    for depth, package in enumerate(layers):
+        above = set(layers[:depth])
+        for module in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(module.read_text(), str(module))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                upward += [f"{module.relative_to(root)}: {n}" for n in names if n.split(".")[0] in above]
+    assert upward == []
