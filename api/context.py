@@ -27,7 +27,7 @@ class AnswerLike(Protocol):
 
 
 class Answering(Protocol):
-    """`engine.controller.answer` with its engine bound: `functools.partial(answer, engine=engine)`."""
+    """`engine.controller.answer` with its engine bound, as the daemon's assembly hands it over."""
 
     def __call__(self, question: str, budget: str, filters: Filters) -> AnswerLike: ...
 

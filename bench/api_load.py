@@ -40,8 +40,9 @@ from typing import Any
 
 import httpx
 
-from api.server import ModelNames, run_api
+from api.server import run_api
 from api.settings import ApiSettings
+from daemon.assembly import ModelNames, build_engine
 from indexer.database import open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
@@ -91,7 +92,11 @@ def _free_port() -> int:
 
 def _serve(data_dir: Path, port: int) -> None:
     database = open_database(None, data_dir)
-    run_api(ApiSettings(port=port, pool_size=12), database, models=ModelNames())
+    engine = build_engine(database, ModelNames())
+    try:
+        run_api(ApiSettings(port=port, pool_size=12), database, engine.retriever, engine.answer)
+    finally:
+        engine.close()
 
 
 def _replay(

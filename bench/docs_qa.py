@@ -8,7 +8,7 @@ repository its gold sentences quote; nothing here knows which repository that is
 citeline runs on the work tree as a user runs it, with the configuration `citeline` itself would read
 (`CITELINE_*` variables and `CITELINE_CONFIG` apply, so `CITELINE_INDEXING__CODE_BLOCKS=skip` compares
 modes): the repository is indexed, the embedding backlog drained, and every question goes through
-`api.server.build_engine`'s answering callable, the one `POST /v1/answers` calls (answers are stored).
+`daemon.assembly.build_engine`'s answering callable, the one `POST /v1/answers` calls (answers are stored).
 
 Tip rows are asked at the bundle's head. A `changed` row checks out `old_commit`, re-indexes, drains and
 asks; then checks out `new_commit` (or the tip with `--changed-to tip`), re-indexes, times checkout to the
@@ -37,10 +37,9 @@ from docs_gold import GOLD_KINDS, Gold, QARow, Unit, load_rows, matches, split_r
 from docs_report import Record, print_report
 
 from api.context import Answering
-from api.server import build_engine
+from daemon.assembly import build_engine, model_names
 from daemon.config import load_config
 from daemon.services import queue_options
-from daemon.serving import models
 from engine.search import Filters, Retriever, SearchMode
 from indexer.answers import load_answer
 from indexer.database import Connection, Database, open_database
@@ -78,7 +77,8 @@ class _Run:
         self.queue: QueueOptions = queue_options(config)
         self.retriever: Retriever
         self.answering: Answering
-        self.retriever, self.answering = build_engine(database, models(config), config.retrieval)
+        engine = build_engine(database, model_names(config), config.retrieval)
+        self.retriever, self.answering = engine.retriever, engine.answer
         self.embedder: EmbeddingModel = load_embedding_model(config.models.embedder)
 
     def sync(self, conn: Connection) -> tuple[int, float]:

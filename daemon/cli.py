@@ -17,19 +17,18 @@ from typing import Any
 import psycopg
 import structlog
 
-from api.settings import ApiKeyError
-from daemon.config import Config, ConfigError, load_config
+from daemon.answering import ask
+from daemon.assembly import build_retriever, load_embedder, open_process
+from daemon.config import Config, ConfigError
 from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
-from daemon.models import build_retriever, load_embedder
 from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
-from daemon.services import ChildProcess, embedder_builder, queue_options, set_torch_threads, watcher
-from daemon.serving import api_service, ask, serve_api
+from daemon.services import ChildProcess, embedder_builder, queue_options, watcher
 from engine.search import Filters, SearchMode
-from indexer.database import Database, DatabaseError, open_database
+from indexer.database import Database, DatabaseError
 from indexer.embedding_queue import ModelMismatchError
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
@@ -218,6 +217,8 @@ def _run_daemon(
     elif embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector, progress=True)))
     if api:
+        from daemon.serving import api_service  # only the commands that serve it import the API
+
         services.append(api_service(config, database, args.host, args.port))
     return run_services(services, database, Notifier.from_environment(), shutdown)
 
@@ -272,6 +273,8 @@ def _cmd_ask(args: argparse.Namespace, config: Config, database: Database) -> in
 
 
 def _cmd_api(args: argparse.Namespace, config: Config, database: Database) -> int:
+    from daemon.serving import serve_api  # only the commands that serve it import the API
+
     return serve_api(config, database, args.host, args.port)
 
 
@@ -296,11 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging()
     try:
-        config = load_config(args.config)
-        set_torch_threads(config.models.torch_threads)
-        database = open_database(config.database_url, config.data_dir)
+        config, database = open_process(args.config)
         return _COMMANDS[args.command](args, config, database)
-    except (ConfigError, DatabaseError, ApiKeyError, RepositoryConflictError) as exc:
+    except (ConfigError, DatabaseError, RepositoryConflictError) as exc:
         print(f"citeline: {exc}", file=sys.stderr)
         return 2
     except psycopg.OperationalError as exc:  # the database went away mid-command: one line, not a traceback

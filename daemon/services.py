@@ -1,4 +1,5 @@
-"""Building the daemon's parts from the configuration: shared by `watch`, `embed` and `serve`.
+"""Building the daemon's services from the configuration: shared by `watch`, `embed` and `serve`. The models
+they run come from `daemon.assembly`.
 
 The embedder runs either as threads of the daemon (the default) or, with `[embedding] separate_process`,
 as a child `citeline embed` at a lower CPU priority: under load the OS then gives the watcher and the API
@@ -20,15 +21,15 @@ from pathlib import Path
 
 import structlog
 
+from daemon.assembly import load_embedder
 from daemon.config import Config
 from daemon.embedding import EmbedderService
-from daemon.models import load_embedder
 from daemon.reconnect import Reconnector
 from daemon.watch import Watcher
 from indexer.embedding_queue import ContextOptions, PreviousSentence, QueueOptions
 from indexer.reconcile import IndexOptions, Repository
 
-__all__ = ["ChildProcess", "embedder_builder", "queue_options", "set_torch_threads", "watcher"]
+__all__ = ["ChildProcess", "embedder_builder", "queue_options", "watcher"]
 
 log = structlog.get_logger(__name__)
 
@@ -80,14 +81,6 @@ def embedder_builder(
         )
 
     return build
-
-
-def set_torch_threads(threads: int) -> None:
-    """`[models] torch_threads`: torch's intra-op threads for this process (0 leaves torch's default)."""
-    if threads > 0:
-        import torch  # lazily: commands that load no model must not pay for importing torch
-
-        torch.set_num_threads(threads)
 
 
 class ChildProcess:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
+
+from psycopg_pool import ConnectionPool
 
 from engine.answers import (
     Answer,
@@ -37,7 +39,7 @@ from engine.routing import RoutingConfig, content_terms, question_parts, route
 from engine.search import Filters, Hit, Search
 from engine.verify import Conflict, Proposal, Verdict, Verifier, VerifyConfig
 from indexer.answers import SourceState, find_answer, load_answer, save_answer
-from indexer.database import Database
+from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 
 __all__ = ["MAX_ROUNDS", "AnswerEngine", "ConflictPolicy", "EngineConfig", "answer"]
@@ -83,7 +85,16 @@ def _timed(timings: dict[str, float], key: str) -> Iterator[None]:
 class AnswerEngine:
     """Answers questions over one citeline database; models are injected, one instance per process."""
 
-    __slots__ = ("_config", "_database", "_embedder", "_entailment", "_planner", "_relevance", "_retriever")
+    __slots__ = (
+        "_config",
+        "_database",
+        "_embedder",
+        "_entailment",
+        "_planner",
+        "_pool",
+        "_relevance",
+        "_retriever",
+    )
 
     def __init__(
         self,
@@ -95,14 +106,21 @@ class AnswerEngine:
         relevance: RelevanceModel | None = None,
         planner: Planner | None = None,
         config: EngineConfig | None = None,
+        pool: ConnectionPool[Connection] | None = None,
     ) -> None:
+        """`pool` (the retriever's, shared) serves the engine's own queries; without it each opens a
+        connection of its own on `database`."""
         self._database = database
+        self._pool = pool
         self._retriever = retriever
         self._embedder = embedder
         self._entailment = entailment
         self._relevance = relevance
         self._planner: Planner = planner or ExtractivePlanner()
         self._config = config or EngineConfig()
+
+    def _connect(self) -> AbstractContextManager[Connection]:
+        return self._database.connect() if self._pool is None else self._pool.connection()
 
     def answer(
         self,
@@ -119,7 +137,7 @@ class AnswerEngine:
         store = self._config.store and use_store
         notes: list[str] = []
         if store:
-            with self._database.connect() as conn:
+            with self._connect() as conn:
                 stored_id = find_answer(conn, question, key)
                 stored = load_answer(conn, stored_id) if stored_id else None
             if stored is not None and stored.fresh:
@@ -150,7 +168,7 @@ class AnswerEngine:
     def _finish(self, result: Answer, store: bool, started: float) -> Answer:
         result.timings_ms["total"] = 1000 * (time.perf_counter() - started)
         if store:
-            with self._database.connect() as conn:
+            with self._connect() as conn:
                 result.id = save_answer(conn, result.to_dict())
         return result
 
@@ -162,7 +180,7 @@ class AnswerEngine:
         proposals = [Proposal(c["clause"], ReferenceNeed(c.get("need", "single"))) for c in body["clauses"]]
         pool = EvidencePool(self._embedder, config.max_evidence)
         found = [self._search(p.clause, config.hits_per_subquery, filters) for p in proposals]
-        with self._database.connect() as conn:
+        with self._connect() as conn:
             pool.contexts.update(fetch_contexts(conn, [h.sentence_id for hits in found for h in hits]))
         for hits in found:
             pool.add(hits, 1, config.hits_per_subquery)
@@ -266,7 +284,7 @@ class AnswerEngine:
         trace = RoundTrace(state.round, list(queries), timings_ms={"retrieve": retrieve_ms})
         if state.round == 1:
             state.queries_run.extend(queries)
-        with self._database.connect() as conn:
+        with self._connect() as conn:
             unseen = [h.sentence_id for h in hits if h.sentence_id not in state.pool.contexts]
             state.pool.contexts.update(fetch_contexts(conn, unseen))
         limit = self._config.hits_per_subquery * max(1, len(queries))
@@ -296,7 +314,7 @@ class AnswerEngine:
                 self._apply(verdict, state, result, trace)
             cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
             if cited:  # their sections' leads join the evidence, each listed after its citation
-                with self._database.connect() as conn:
+                with self._connect() as conn:
                     cite_companions(conn, state.pool, [c for c in result.clauses if c.round == state.round])
                     trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
             if plan.proposals and not trace.accepted and not plan.done:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from daemon.assembly import model_names
 from daemon.config import ConfigError, PlannerKind, load_config
-from daemon.serving import models as serving_models
 from indexer.markdown import CodeMode
 
 
@@ -86,10 +86,10 @@ def test_llm_planner_section_reaches_the_engine_settings(tmp_path: Path) -> None
     path.write_text('[planner]\nkind = "llm"\nurl = "http://localhost:11434/v1"\nmodel = "qwen2.5"\n')
     config = load_config(path, env={"CITELINE_PLANNER__API_KEY": "sk-test"})
     assert config.planner.kind is PlannerKind.LLM
-    llm = serving_models(config).llm
+    llm = model_names(config).llm
     assert llm is not None
     assert (llm.url, llm.model, llm.api_key) == ("http://localhost:11434/v1", "qwen2.5", "sk-test")
-    assert serving_models(load_config(None, env={})).llm is None  # the extractive planner by default
+    assert model_names(load_config(None, env={})).llm is None  # the extractive planner by default
 
 
 def test_llm_planner_needs_url_and_model(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """Docs questions end to end: a small docs repository, indexed and embedded, answered through
-`api.server.build_engine` (the callable `POST /v1/answers` runs) with the shipped models.
+`daemon.assembly.build_engine` (the callable `POST /v1/answers` runs) with the shipped models.
 
 The models are the real ones (all-MiniLM-L6-v2, citeline's relevance and entailment cross-encoders), so
 these tests say what a user gets: the sentence that answers, cited with the neighbour it leans on, and no
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from api.context import Answering
-from api.server import ModelNames, build_engine
+from daemon.assembly import ModelNames, build_engine
 from engine.search import Filters
 from indexer.database import Connection, Database
 from indexer.embedder import load_embedding_model
@@ -48,9 +48,9 @@ def answering(conn: Connection, clean_database: Database, repo_dir: Path) -> Ite
         (repo_dir / name).write_text(text)
     reconcile_repository(conn, Repository("docs", repo_dir))
     EmbeddingWorker(conn, load_embedding_model()).drain()
-    retriever, answering = build_engine(clean_database, ModelNames())
-    yield answering
-    retriever.close()
+    engine = build_engine(clean_database, ModelNames())
+    yield engine.answer
+    engine.close()
 
 
 def _ask(answering: Answering, question: str) -> dict[str, Any]:

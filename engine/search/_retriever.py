@@ -20,7 +20,7 @@ from engine.search._hits import Hit, hydrate
 from engine.search._rerank import rerank
 from engine.search._stages import LexicalStage, StagedSearch, staged_lexical_search
 from engine.search._vector import vector_search
-from indexer.database import Database, configure_session
+from indexer.database import Connection, Database, configure_session
 from indexer.embedder import EmbeddingModel
 
 __all__ = ["Retriever"]
@@ -52,6 +52,11 @@ class Retriever:
             open=True,
         )
         self._executor = ThreadPoolExecutor(max_workers=max_connections, thread_name_prefix="citeline-lane")
+
+    @property
+    def pool(self) -> ConnectionPool[Connection]:
+        """The retriever's connection pool, which the answer engine may share; it closes with `close`."""
+        return self._pool
 
     def close(self) -> None:
         """Release the pooled connections and lane threads."""

@@ -1,0 +1,162 @@
+"""The one place a process's parts are built: its configuration and database, the models, the retriever, and
+the answer engine sharing the retriever's connection pool.
+
+`citeline search`, `ask`, `api` and `serve`, the embedder services and the benches take their parts from
+here, so every command that answers runs the same engine as `POST /v1/answers`. Nothing here imports the
+API: `citeline ask` answers without it, and the API is handed what is built here.
+
+Model loading is slow (seconds) and optional pieces may be absent (a reranker whose weights are not
+installed): a missing reranker degrades search to fused ranking with a warning instead of failing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import structlog
+
+from daemon.config import Config, PlannerKind, load_config
+from engine.answers import Answer
+from engine.controller import AnswerEngine, answer
+from engine.crossencoders import RelevanceModel, load_entailment, load_relevance
+from engine.llm_planner import LLMConfig, LLMPlanner
+from engine.search import Filters, RetrievalConfig, Retriever, SearchMode
+from indexer.database import Database, open_database
+from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
+
+__all__ = [
+    "Engine",
+    "ModelNames",
+    "build_engine",
+    "build_retriever",
+    "load_embedder",
+    "load_reranker",
+    "model_names",
+    "open_process",
+    "set_torch_threads",
+]
+
+T = TypeVar("T")
+log = structlog.get_logger(__name__)
+
+
+def set_torch_threads(threads: int) -> None:
+    """`[models] torch_threads`: torch's intra-op threads for this process (0 leaves torch's default)."""
+    if threads > 0:
+        import torch  # lazily: commands that load no model must not pay for importing torch
+
+        torch.set_num_threads(threads)
+
+
+def open_process(path: Path | None) -> tuple[Config, Database]:
+    """A command's configuration (`path`, else `$CITELINE_CONFIG`, with `CITELINE_*` overrides), torch's
+    threads set from it, and its database, migrated (an embedded one started when no URL is configured)."""
+    config = load_config(path)
+    set_torch_threads(config.models.torch_threads)
+    return config, open_database(config.database_url, config.data_dir)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelNames:
+    """Model names or paths; empty means the model shipped with citeline (the `[models]` section).
+    `llm` set means the LLM planner on that endpoint instead of the extractive one."""
+
+    embedder: str = ""
+    reranker: str = ""
+    entailment: str = ""
+    llm: LLMConfig | None = None
+    embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
+
+
+def model_names(config: Config) -> ModelNames:
+    """The models and planner a serving process loads, from `[models]` and `[planner]`."""
+    planner = config.planner
+    llm = (
+        LLMConfig(planner.url, planner.model, planner.api_key or None, planner.timeout_seconds)
+        if planner.kind is PlannerKind.LLM
+        else None
+    )
+    return ModelNames(
+        config.models.embedder,
+        config.models.reranker,
+        config.models.entailment,
+        llm,
+        config.models.embedder_runtime,
+    )
+
+
+def load_embedder(config: Config) -> EmbeddingModel:
+    """The configured embedder on its runtime (`[models] embedder`, `embedder_runtime`), offline."""
+    return load_embedding_model(
+        config.models.embedder, config.models.embedder_runtime, batch_tokens=config.embedding.batch_tokens
+    )
+
+
+def load_reranker(config: Config) -> RelevanceModel | None:
+    """The configured (or shipped) relevance cross-encoder, or None when it cannot be loaded here."""
+    try:
+        return load_relevance(config.models.reranker or None)
+    except (OSError, ValueError) as exc:
+        log.warning("reranker unavailable; ranking by fusion only", error=str(exc))
+        return None
+
+
+def build_retriever(config: Config, database: Database, mode: SearchMode = SearchMode.HYBRID) -> Retriever:
+    """A retriever with only the models `mode` needs: lexical search loads none, and the reranker is loaded
+    only when `[retrieval] rerank_candidates` asks for reranking."""
+    embedder = load_embedder(config) if mode is not SearchMode.LEXICAL else None
+    reranks = mode is SearchMode.HYBRID and config.retrieval.rerank_candidates > 0
+    reranker = load_reranker(config) if reranks else None
+    return Retriever(database, embedder, reranker, config.retrieval)
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """The answering side of a process: the retriever and the answer engine over one connection pool (the
+    retriever's), so no round of an answer opens a connection of its own. `close` releases both."""
+
+    retriever: Retriever
+    engine: AnswerEngine
+
+    def answer(self, question: str, budget: str, filters: Filters) -> Answer:
+        """The callable `POST /v1/answers` and `citeline ask` run: `engine.controller.answer` on this
+        engine."""
+        return answer(question, budget, filters, engine=self.engine)
+
+    def close(self) -> None:
+        """Release the pooled connections and lane threads (the engine holds none of its own)."""
+        self.retriever.close()
+
+
+def _shipped_or_named(loader: Callable[[str | None], T], name: str, kind: str) -> T | None:
+    """A named model must load; the shipped one may be absent from a checkout (its weights are trained
+    separately), and then the engine runs without it, as it is built to, with a warning saying so."""
+    if name:
+        return loader(name)
+    try:
+        return loader(None)
+    except FileNotFoundError as exc:
+        log.warning("shipped model missing; running without it", model=kind, error=str(exc))
+        return None
+
+
+def build_engine(database: Database, models: ModelNames, retrieval: RetrievalConfig | None = None) -> Engine:
+    """Load the models and build the retriever and the answer engine over its pool (seconds)."""
+    embedder = load_embedding_model(models.embedder, models.embedder_runtime)
+    reranker = _shipped_or_named(load_relevance, models.reranker, "relevance")
+    entailment = _shipped_or_named(load_entailment, models.entailment, "entailment")
+    retriever = Retriever(database, embedder, reranker, retrieval)
+    planner = LLMPlanner(models.llm) if models.llm is not None else None
+    engine = AnswerEngine(
+        database,
+        retriever,
+        embedder,
+        entailment=entailment,
+        relevance=reranker,
+        planner=planner,
+        pool=retriever.pool,
+    )
+    return Engine(retriever, engine)
