@@ -44,7 +44,16 @@ DOCUMENT_KEYS = [
     "offset",
     "sentences",
 ]
-DOCUMENT_SENTENCE_KEYS = ["id", "ordinal", "kind", "text", "heading_path", "line_start", "line_end", "embedding"]
+DOCUMENT_SENTENCE_KEYS = [
+    "id",
+    "ordinal",
+    "kind",
+    "text",
+    "heading_path",
+    "line_start",
+    "line_end",
+    "embedding",
+]
 REPOSITORY_STATUS_KEYS = [
     "repository",
     "documents",
