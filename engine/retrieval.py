@@ -45,8 +45,8 @@ class RetrievalConfig:
     vector_candidates: int = 64
     rerank_candidates: int = 0
     """How many fused hits the cross-encoder scores; 0 (the default) leaves fusion's order, 32 is the usual
-    setting. Opt-in because on this CPU it costs ~0.5 s a query for nothing: SciFact nDCG@10 0.717 fused,
-    0.715 with the shipped reranker blended in at 32 (at fusion's old constant, 60: 0.706 and 0.708)."""
+    setting. Opt-in because on a CPU it costs far more latency than it gains on SciFact (README.md,
+    Search)."""
     rerank_weight: float = 1.0
     """The reranker's order is fused again with fusion's (reciprocal ranks, `rrf_k`), this much weight to
     the reranker: a sentence-level cross-encoder alone lost to fusion on SciFact, together they edge ahead.
@@ -56,8 +56,8 @@ class RetrievalConfig:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     ef_search: int = 400
-    """HNSW candidate list: on SciFact (50k sentences) 100 lost 0.016 nDCG@10 to exact search and 400 lost
-    none, at the same latency (the query embedding dominates)."""
+    """HNSW candidate list: large enough that the vector lane finds what exact search finds on SciFact, at
+    the same latency (the query embedding dominates; README.md, Search)."""
     rerank_with_heading: bool = True
     """Give the reranker "heading > path: sentence": a sentence alone often lacks its subject ("It ...")."""
 

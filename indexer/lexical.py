@@ -31,9 +31,8 @@ class BM25Params:
     k1: float = 1.2
     b: float = 0.75
     candidate_budget: int = 1000
-    """Postings read to find candidates, rarest terms first (the rarest is always read). On SciFact (50k
-    sentences, 809 claims) 1000 kept nDCG@10 at 0.611 and Recall@100 at 0.853 (4000: 0.609, 0.850) and
-    cut the lexical lane's p95 from 57 ms to 24 ms."""
+    """Postings read to find candidates, rarest terms first (the rarest is always read); on SciFact it keeps
+    the ranking quality of a four times larger budget at a lower latency (README.md, Search)."""
 
 
 @dataclass(frozen=True, slots=True)
