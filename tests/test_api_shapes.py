@@ -82,12 +82,12 @@ STATUS_TOTAL_KEYS = [
 
 
 @pytest.fixture
-def client(conn: Connection, clean_database: Database, tmp_path: Path) -> Iterator[Any]:
+def client(
+    conn: Connection, clean_database: Database, lexical_retriever: Retriever, tmp_path: Path
+) -> Iterator[Any]:
     index_two_repositories(conn, tmp_path)
-    retriever = Retriever(clean_database, None, max_connections=2)
-    with client_for(clean_database, retriever, None) as test_client:
+    with client_for(clean_database, lexical_retriever, None) as test_client:
         yield test_client
-    retriever.close()
 
 
 def _sentence_id(client: Any, text_start: str) -> int:
