@@ -8,7 +8,7 @@ and shape the result; every query gets the key's repositories so scoping happens
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -42,11 +42,12 @@ from api.models import (
 from engine.retrieval import Filters, SearchMode
 from indexer.answers import load_answer
 from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
-from indexer.status import eta_seconds, repository_status
+from indexer.status import RepositoryStatus, StatusTotals, eta_seconds, repository_status, status_totals
 
 __all__ = ["ROUTES"]
 
 AnyRequest = Request[Any, Any, Any]
+StatusShape = TypeVar("StatusShape", RepositoryStatusOut, StatusTotalsOut)
 
 
 def _route(
@@ -174,8 +175,11 @@ def document(
     return view
 
 
-def _share(embedded: int, sentences: int) -> float:
-    return round(embedded / sentences, 4) if sentences else 1.0
+def _status_out(figures: RepositoryStatus | StatusTotals, shape: type[StatusShape]) -> StatusShape:
+    """The figures in the API's shape, with the embedded share and the backlog's drain time added."""
+    share = round(figures.embeddings / figures.sentences, 4) if figures.sentences else 1.0
+    eta = eta_seconds(figures.backlog_size, figures.embedded_per_second)
+    return msgspec.convert({**figures.as_dict(), "embedded_share": share, "backlog_eta_seconds": eta}, shape)
 
 
 @_route(get, "/v1/status", "Index and backlog figures per repository", 401, 503)
@@ -184,30 +188,9 @@ def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOu
     scope = access_of(request).repositories
     with services.connection() as conn:
         statuses = repository_status(conn, None if scope is None else list(scope))
-    rows = [
-        msgspec.convert(
-            {
-                **s.as_dict(),
-                "embedded_share": _share(s.embeddings, s.sentences),
-                "backlog_eta_seconds": eta_seconds(s.backlog_size, s.embedded_per_second),
-            },
-            RepositoryStatusOut,
-        )
-        for s in statuses
-    ]
-    rate = round(sum(r.embedded_per_second for r in rows), 3)
-    backlog = sum(r.backlog_size for r in rows)
-    total = StatusTotalsOut(
-        documents=sum(r.documents for r in rows),
-        sentences=sum(r.sentences for r in rows),
-        backlog_size=backlog,
-        backlog_oldest_age_seconds=max((r.backlog_oldest_age_seconds for r in rows), default=0.0),
-        failed_embeddings=sum(r.failed_embeddings for r in rows),
-        embedded_share=_share(sum(r.embeddings for r in rows), sum(r.sentences for r in rows)),
-        embedded_per_second=rate,
-        backlog_eta_seconds=eta_seconds(backlog, rate),
-    )
-    return StatusOut(repositories=rows, total=total)
+        totals = status_totals(conn, statuses)
+    rows = [_status_out(s, RepositoryStatusOut) for s in statuses]
+    return StatusOut(repositories=rows, total=_status_out(totals, StatusTotalsOut))
 
 
 ROUTES: list[ControllerRouterHandler] = [ask, stored_answer, search, sentence, document, status]
