@@ -2,12 +2,12 @@
 
 Response models mirror the stable JSON shapes of the CLI (`citeline search --json`, `citeline status --json`,
 the engine's `Answer.to_dict()`), so one client can read both. Request models forbid unknown fields: a typo
-in a filter name is a 400, not a silently unfiltered answer.
+in a filter name is a 400, not a silently unfiltered answer. A sentence and a document page are served as the
+indexer's own records (`indexer.browse.SentenceView`, `DocumentView`), declared once there.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 import msgspec
@@ -19,16 +19,12 @@ __all__ = [
     "AnswerOut",
     "AnswerSourceOut",
     "AskRequest",
-    "DocumentOut",
-    "DocumentSentenceOut",
     "FiltersIn",
     "HealthOut",
-    "NeighbourOut",
     "ReadyOut",
     "RepositoryStatusOut",
     "SearchHitOut",
     "SearchOut",
-    "SentenceOut",
     "StatusOut",
     "StatusTotalsOut",
 ]
@@ -127,61 +123,6 @@ class SearchOut(msgspec.Struct):
     query: str
     lane: str
     hits: list[SearchHitOut]
-
-
-class NeighbourOut(msgspec.Struct):
-    """A sentence next to the one asked for."""
-
-    id: int
-    text: str
-    line_start: int
-    line_end: int
-
-
-class SentenceOut(msgspec.Struct):
-    """A sentence with its file, heading, lines, commit and neighbours."""
-
-    id: int
-    text: str
-    repository: str
-    path: str
-    document_id: int
-    ordinal: int
-    heading: str
-    heading_path: list[str]
-    line_start: int
-    line_end: int
-    git_commit: str | None
-    embedded: bool
-    before: list[NeighbourOut]
-    after: list[NeighbourOut]
-
-
-class DocumentSentenceOut(msgspec.Struct):
-    """A document's sentence with its embedding state."""
-
-    id: int
-    ordinal: int
-    kind: str
-    text: str
-    heading_path: list[str]
-    line_start: int
-    line_end: int
-    embedding: Literal["embedded", "pending", "failed", "missing"]
-
-
-class DocumentOut(msgspec.Struct):
-    """A document and one page of its sentences."""
-
-    id: int
-    repository: str
-    path: str
-    title: str | None
-    git_commit: str | None
-    indexed_at: datetime
-    sentence_count: int
-    offset: int
-    sentences: list[DocumentSentenceOut]
 
 
 class RepositoryStatusOut(msgspec.Struct):

@@ -8,13 +8,14 @@ and shape the result; every query gets the key's repositories so scoping happens
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import msgspec
 from litestar import Request, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, ServiceUnavailableException, ValidationException
+from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import ControllerRouterHandler
 
@@ -32,24 +33,30 @@ from api.contract import (
 from api.models import (
     AnswerOut,
     AskRequest,
-    DocumentOut,
-    DocumentSentenceOut,
-    NeighbourOut,
     RepositoryStatusOut,
     SearchHitOut,
     SearchOut,
-    SentenceOut,
     StatusOut,
     StatusTotalsOut,
 )
 from engine.search import Filters, SearchMode
 from indexer.answers import load_answer
-from indexer.browse import answer_scope, document_view, sentence_view
-from indexer.status import eta_seconds, repository_status
+from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
+from indexer.status import RepositoryStatus, StatusTotals, eta_seconds, repository_status, status_totals
 
 __all__ = ["ROUTES"]
 
 AnyRequest = Request[Any, Any, Any]
+StatusShape = TypeVar("StatusShape", RepositoryStatusOut, StatusTotalsOut)
+
+
+def _route(
+    method: type[HTTPRouteHandler], path: str, summary: str, *problems: int, **options: Any
+) -> HTTPRouteHandler:
+    """A handler run in the thread pool, with its summary and the problem statuses it may answer."""
+    return method(
+        path, sync_to_thread=True, summary=summary, responses=problem_responses(*problems), **options
+    )
 
 
 def _optional(name: str, value: str | None, max_chars: int) -> str | None:
@@ -77,13 +84,7 @@ def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...
     return tuple(n for n in (_optional("repository", name, max_chars) for name in names) if n)
 
 
-@post(
-    "/v1/answers",
-    sync_to_thread=True,
-    status_code=200,
-    summary="Answer a question with cited clauses",
-    responses=problem_responses(400, 401, 403, 413, 503),
-)
+@_route(post, "/v1/answers", "Answer a question with cited clauses", 400, 401, 403, 413, 503, status_code=200)
 def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependency[Services]) -> AnswerOut:
     """Run the engine; the answer is stored (when the engine stores answers) and its id returned."""
     limits = services.settings.limits
@@ -99,12 +100,7 @@ def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependen
     return msgspec.convert(body, AnswerOut)
 
 
-@get(
-    "/v1/answers/{answer_id:uuid}",
-    sync_to_thread=True,
-    summary="A stored answer with its sources' states",
-    responses=problem_responses(401, 404, 503),
-)
+@_route(get, "/v1/answers/{answer_id:uuid}", "A stored answer with its sources' states", 401, 404, 503)
 def stored_answer(
     request: AnyRequest, answer_id: FromPath[UUID], services: NamedDependency[Services]
 ) -> AnswerOut:
@@ -118,12 +114,7 @@ def stored_answer(
     return msgspec.convert(stored.to_dict(), AnswerOut)
 
 
-@get(
-    "/v1/search",
-    sync_to_thread=True,
-    summary="Hybrid search over indexed sentences",
-    responses=problem_responses(400, 401, 403, 503),
-)
+@_route(get, "/v1/search", "Hybrid search over indexed sentences", 400, 401, 403, 503)
 def search(
     request: AnyRequest,
     services: NamedDependency[Services],
@@ -148,15 +139,10 @@ def search(
     )
 
 
-@get(
-    "/v1/sentences/{sentence_id:int}",
-    sync_to_thread=True,
-    summary="A sentence among its neighbours",
-    responses=problem_responses(401, 404, 503),
-)
+@_route(get, "/v1/sentences/{sentence_id:int}", "A sentence among its neighbours", 401, 404, 503)
 def sentence(
     request: AnyRequest, sentence_id: FromPath[int], services: NamedDependency[Services]
-) -> SentenceOut:
+) -> SentenceView:
     """The sentence's text, file, heading, lines and commit, with two sentences either side."""
     view = None
     if 0 < sentence_id <= MAX_ID:
@@ -164,30 +150,10 @@ def sentence(
             view = sentence_view(conn, sentence_id, access_of(request).repositories)
     if view is None:
         raise NotFoundException(f"no sentence {sentence_id}")
-    return SentenceOut(
-        id=view.id,
-        text=view.text,
-        repository=view.repository,
-        path=view.path,
-        document_id=view.document_id,
-        ordinal=view.ordinal,
-        heading=" > ".join(view.heading_path),
-        heading_path=list(view.heading_path),
-        line_start=view.line_start,
-        line_end=view.line_end,
-        git_commit=view.git_commit,
-        embedded=view.embedded,
-        before=[NeighbourOut(*n) for n in view.before],
-        after=[NeighbourOut(*n) for n in view.after],
-    )
+    return view
 
 
-@get(
-    "/v1/documents",
-    sync_to_thread=True,
-    summary="A document's sentences with their embedding state",
-    responses=problem_responses(400, 401, 403, 404, 503),
-)
+@_route(get, "/v1/documents", "A document's sentences with their embedding state", 400, 401, 403, 404, 503)
 def document(
     request: AnyRequest,
     services: NamedDependency[Services],
@@ -195,7 +161,7 @@ def document(
     path: QueryText,
     offset: DocumentOffset = 0,
     limit: DocumentLimit = 500,
-) -> DocumentOut:
+) -> DocumentView:
     """One page of the document's sentences in order; `sentence_count` says how many there are."""
     limits = services.settings.limits
     name = _required("repo", repo, limits.max_query_chars)
@@ -206,77 +172,25 @@ def document(
         view = document_view(conn, name, rel, access_of(request).repositories, offset=offset, limit=limit)
     if view is None:
         raise NotFoundException(f"no document {rel} in repository {name}")
-    return DocumentOut(
-        id=view.id,
-        repository=view.repository,
-        path=view.path,
-        title=view.title,
-        git_commit=view.git_commit,
-        indexed_at=view.indexed_at,
-        sentence_count=view.sentence_count,
-        offset=offset,
-        sentences=[
-            DocumentSentenceOut(
-                s.id,
-                s.ordinal,
-                s.kind,
-                s.text,
-                list(s.heading_path),
-                s.line_start,
-                s.line_end,
-                s.embedding.value,
-            )
-            for s in view.sentences
-        ],
-    )
+    return view
 
 
-def _share(embedded: int, sentences: int) -> float:
-    return round(embedded / sentences, 4) if sentences else 1.0
+def _status_out(figures: RepositoryStatus | StatusTotals, shape: type[StatusShape]) -> StatusShape:
+    """The figures in the API's shape, with the embedded share and the backlog's drain time added."""
+    share = round(figures.embeddings / figures.sentences, 4) if figures.sentences else 1.0
+    eta = eta_seconds(figures.backlog_size, figures.embedded_per_second)
+    return msgspec.convert({**figures.as_dict(), "embedded_share": share, "backlog_eta_seconds": eta}, shape)
 
 
-@get(
-    "/v1/status",
-    sync_to_thread=True,
-    summary="Index and backlog figures per repository",
-    responses=problem_responses(401, 503),
-)
+@_route(get, "/v1/status", "Index and backlog figures per repository", 401, 503)
 def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOut:
     """Documents, sentences, backlog size and oldest age, embedded share and last change per repository."""
     scope = access_of(request).repositories
     with services.connection() as conn:
         statuses = repository_status(conn, None if scope is None else list(scope))
-    rows = [
-        RepositoryStatusOut(
-            repository=s.repository,
-            documents=s.documents,
-            sentences=s.sentences,
-            backlog_size=s.backlog_size,
-            backlog_oldest_age_seconds=s.backlog_oldest_age_seconds,
-            failed_embeddings=s.failed_embeddings,
-            embeddings=s.embeddings,
-            embedded_share=_share(s.embeddings, s.sentences),
-            embedded_per_second=s.embedded_per_second,
-            last_change=s.last_change,
-            ingest_latency_p50_seconds=s.ingest_latency_p50_seconds,
-            ingest_latency_p95_seconds=s.ingest_latency_p95_seconds,
-            backlog_eta_seconds=eta_seconds(s.backlog_size, s.embedded_per_second),
-        )
-        for s in statuses
-    ]
-    rate = round(sum(r.embedded_per_second for r in rows), 3)
-    backlog = sum(r.backlog_size for r in rows)
-    total = StatusTotalsOut(
-        documents=sum(r.documents for r in rows),
-        sentences=sum(r.sentences for r in rows),
-        backlog_size=backlog,
-        backlog_oldest_age_seconds=max((r.backlog_oldest_age_seconds for r in rows), default=0.0),
-        failed_embeddings=sum(r.failed_embeddings for r in rows),
-        embedded_share=_share(sum(r.embeddings for r in rows), sum(r.sentences for r in rows)),
-        embedded_per_second=rate,
-        backlog_eta_seconds=eta_seconds(backlog, rate),
-    )
-    return StatusOut(repositories=rows, total=total)
+        totals = status_totals(conn, statuses)
+    rows = [_status_out(s, RepositoryStatusOut) for s in statuses]
+    return StatusOut(repositories=rows, total=_status_out(totals, StatusTotalsOut))
 
 
 ROUTES: list[ControllerRouterHandler] = [ask, stored_answer, search, sentence, document, status]

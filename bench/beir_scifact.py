@@ -13,7 +13,7 @@ The corpus is written as Markdown (one document per abstract, its title as `# he
 with the default model, then every query of the qrels file is run in each mode. Sentence hits are mapped to
 their abstracts (first occurrence wins) for document-level nDCG@10 and Recall@100. Prints figures; asserts
 nothing. The reranker reads "title: sentence" and its order is fused with fusion's (`rerank_weight`).
-Published on SciFact's test split: BM25 0.665, all-MiniLM-L6-v2 0.645, BM25+CE rerank 0.688.
+Published figures to compare with are in README.md (Search).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import math
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,15 @@ from indexer.database import Database, open_database
 from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import ContextOptions, EmbeddingWorker, PreviousSentence, QueueOptions
 from indexer.reconcile import Repository, reconcile_repository
+
+
+@dataclass(frozen=True, slots=True)
+class Queries:
+    """The queries asked, in order, their text, and the abstracts relevant to each."""
+
+    ids: list[str]
+    text: dict[str, str]
+    relevant: dict[str, set[str]]
 
 
 def _qrels(path: Path) -> dict[str, set[str]]:
@@ -94,6 +103,7 @@ def main() -> None:
         if q["_id"] in relevant
     }
     qids = sorted(queries, key=int)[: args.limit]
+    asked = Queries(qids, queries, relevant)
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.workdir or Path(scratch)
         corpus = tmp / "corpus"
@@ -118,7 +128,7 @@ def main() -> None:
         print(f"{len(qids)} queries; candidates {config.lexical_candidates}/{config.vector_candidates}")
         print(f"{'mode':<34}{'nDCG@10':>9}{'R@100':>8}{'p50 ms':>9}{'p95 ms':>9}")
         lexical = Retriever(database, None, None, config)
-        _score("BM25", lexical, SearchMode.LEXICAL, qids, queries, relevant)
+        _score("BM25", lexical, SearchMode.LEXICAL, asked)
         lexical.close()
         if args.lexical_only:
             return
@@ -137,35 +147,34 @@ def main() -> None:
             )
             plain = Retriever(database, model, None, config)
             label = f"{runtime}:{previous}"
-            _score(f"dense {label}", plain, SearchMode.VECTOR, qids, queries, relevant)
-            _score(f"fused {label}", plain, SearchMode.HYBRID, qids, queries, relevant)
+            _score(f"dense {label}", plain, SearchMode.VECTOR, asked)
+            _score(f"fused {label}", plain, SearchMode.HYBRID, asked)
             if index == 0 and not args.no_rerank:
                 reranking = Retriever(
                     database, model, load_relevance(), replace(config, rerank_candidates=32)
                 )
-                _score(f"fused+rerank {label}", reranking, SearchMode.HYBRID, qids, queries, relevant)
+                _score(f"fused+rerank {label}", reranking, SearchMode.HYBRID, asked)
                 reranking.close()
             plain.close()
             if args.mix and previous == "never":
-                _mix(database, model, qids, queries, relevant)
+                _mix(database, model, asked)
 
 
 def _score(
     label: str,
     retriever: Retriever,
     mode: SearchMode,
-    qids: list[str],
-    queries: dict[str, str],
-    relevant: dict[str, set[str]],
+    asked: Queries,
 ) -> None:
     ndcg, recall, latency = [], [], []
-    for qid in qids:
+    for qid in asked.ids:
         started = time.perf_counter()
-        hits = retriever.search(queries[qid], 1000, mode=mode)
+        hits = retriever.search(asked.text[qid], 1000, mode=mode)
         latency.append(1000 * (time.perf_counter() - started))
         ranked = list(dict.fromkeys(Path(h.path).stem for h in hits))
-        ndcg.append(_ndcg10(ranked, relevant[qid]))
-        recall.append(len(set(ranked[:100]) & relevant[qid]) / len(relevant[qid]))
+        relevant = asked.relevant[qid]
+        ndcg.append(_ndcg10(ranked, relevant))
+        recall.append(len(set(ranked[:100]) & relevant) / len(relevant))
     print(
         f"{label:<34}{sum(ndcg) / len(ndcg):>9.3f}{sum(recall) / len(recall):>8.3f}"
         f"{_pct(latency, 0.5):>9.1f}{_pct(latency, 0.95):>9.1f}",
@@ -173,13 +182,7 @@ def _score(
     )
 
 
-def _mix(
-    database: Database,
-    model: EmbeddingModel,
-    qids: list[str],
-    queries: dict[str, str],
-    relevant: dict[str, set[str]],
-) -> None:
+def _mix(database: Database, model: EmbeddingModel, asked: Queries) -> None:
     """Dense nDCG@10 by exact search: own vector + w x the previous sentence's own vector, renormalized."""
     with database.connect() as conn:
         register_vector(conn)
@@ -194,16 +197,16 @@ def _mix(
     for i in range(1, len(rows)):
         if rows[i][0] == rows[i - 1][0] and rows[i][1] == rows[i - 1][1] + 1:
             previous[i] = own[i - 1]
-    query_vectors = model.encode([queries[q] for q in qids])
+    query_vectors = model.encode([asked.text[q] for q in asked.ids])
     for weight in (0.0, 0.25, 0.5):
         mixed = own + weight * previous
         mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
         scores = query_vectors @ mixed.T
         ndcg = []
-        for n, qid in enumerate(qids):
+        for n, qid in enumerate(asked.ids):
             order = np.argsort(-scores[n])[:1000]
             ranked = list(dict.fromkeys(docs[i] for i in order))
-            ndcg.append(_ndcg10(ranked, relevant[qid]))
+            ndcg.append(_ndcg10(ranked, asked.relevant[qid]))
         print(f"{f'dense exact own + {weight} x previous':<34}{sum(ndcg) / len(ndcg):>9.3f}", flush=True)
 
 

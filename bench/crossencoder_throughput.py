@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -104,22 +105,36 @@ def _ort_runner(
     session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
     wanted = {i.name for i in session.get_inputs()}
 
-    def run() -> np.ndarray:
-        outs = []
-        for s in range(0, len(pairs), batch):
-            chunk = pairs[s : s + batch]
-            enc = tok(
-                [a for a, _ in chunk],
-                [b for _, b in chunk],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="np",
-            )
-            outs.append(session.run(None, {k: v.astype(np.int64) for k, v in enc.items() if k in wanted})[0])
-        return np.concatenate(outs)
+    def forward(enc: Any) -> np.ndarray:
+        return np.asarray(
+            session.run(None, {k: v.astype(np.int64) for k, v in enc.items() if k in wanted})[0]
+        )
 
-    return run
+    return lambda: _batched_logits(tok, pairs, batch, max_length, "np", forward)
+
+
+def _batched_logits(
+    tok: PreTrainedTokenizerBase,
+    pairs: Sequence[tuple[str, str]],
+    batch: int,
+    max_length: int,
+    tensors: str,
+    forward: Callable[[Any], np.ndarray],
+) -> np.ndarray:
+    """`forward`'s logits over `pairs`, tokenized `batch` pairs at a time as `tensors` ("np" or "pt")."""
+    outs = []
+    for s in range(0, len(pairs), batch):
+        chunk = pairs[s : s + batch]
+        enc = tok(
+            [a for a, _ in chunk],
+            [b for _, b in chunk],
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_tensors=tensors,
+        )
+        outs.append(forward(enc))
+    return np.concatenate(outs)
 
 
 def _probs(logits: np.ndarray) -> np.ndarray:
@@ -168,19 +183,9 @@ def main() -> None:
 
     @torch.inference_mode()
     def torch_logits() -> np.ndarray:
-        outs = []
-        for s in range(0, len(pairs), args.batch_size):
-            chunk = pairs[s : s + args.batch_size]
-            enc = tok(
-                [a for a, _ in chunk],
-                [b for _, b in chunk],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            )
-            outs.append(hf(**enc).logits.numpy())
-        return np.concatenate(outs)
+        return _batched_logits(
+            tok, pairs, args.batch_size, max_length, "pt", lambda enc: hf(**enc).logits.numpy()
+        )
 
     reference = _probs(torch_logits())
     rows.append(("torch fp32 (plain forward)", _rate(torch_logits, len(pairs), args.seconds), ""))

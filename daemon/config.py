@@ -22,6 +22,7 @@ from typing import Any
 from engine.search import RetrievalConfig
 from indexer.embedder import EmbedderRuntime
 from indexer.embedding_context import PreviousSentence
+from indexer.embedding_queue import QueueOptions
 from indexer.markdown import CodeMode
 
 __all__ = [
@@ -109,23 +110,28 @@ class PlannerConfig:
             raise ConfigError('planner: kind = "llm" needs both url and model')
 
 
+_QUEUE = QueueOptions()
+"""The queue's own defaults: `[embedding]` spells them out as keys (`daemon.services.queue_options`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddingConfig:
-    """How the embedder workers drain the backlog and what context a sentence is embedded with."""
+    """How the embedder workers drain the backlog and what context a sentence is embedded with; the keys
+    that are queue options default to `QueueOptions`' values, declared there once."""
 
     workers: int = 1
-    batch_size: int = 64
+    batch_size: int = _QUEUE.batch_size
     """Backlog rows one worker claims at a time."""
     batch_tokens: int = 0
     """Padded tokens per encoder call (0: the runtime's best): a claim is sorted by token count and cut into
     calls of this size."""
-    max_context_tokens: int = 64
+    max_context_tokens: int = _QUEUE.context.max_context_tokens
     """Tokens of heading path and previous sentence at most, so the sentence itself is never cut."""
-    max_attempts: int = 3
-    lease_seconds: float = 300.0
+    max_attempts: int = _QUEUE.max_attempts
+    lease_seconds: float = _QUEUE.lease_seconds
     interval_seconds: float = 30.0
-    context_heading: bool = True
-    context_previous: PreviousSentence = PreviousSentence.DEPENDENT
+    context_heading: bool = _QUEUE.context.heading
+    context_previous: PreviousSentence = _QUEUE.context.previous
     """The sentence before is embedded with a sentence `never`, only for a `dependent` one, or `always`."""
     context_previous_sentence: bool | None = None
     """The older switch: true is `always`, false `never`; when set it wins over `context_previous`."""

@@ -50,26 +50,24 @@ class VerifyConfig:
     two sentences about different subjects ("X is a 1998 film", "Y is a 2005 film") contradictory."""
     verbatim_shortcut: bool = True
     """A clause identical to its support is entailed without an NLI call, on every budget: identity is
-    entailment, and the shipped NLI model calls some long sentences neutral to themselves. Asking it anyway,
-    the high budget refused 16 gold sentences on HotpotQA questions 0-70."""
+    entailment, and the shipped NLI model calls some long sentences neutral to themselves (asking it anyway
+    refused gold sentences on HotpotQA: README.md, Answers)."""
     stop_at_first_sufficient: bool = False
     """Keep only the first supports that meet the need (the low budget)."""
     min_relevance: float = 0.35
     """A clause whose best source the relevance model scores below this for the question is not emitted,
     however well its sources entail it: a true sentence that does not bear on the question is no answer.
-    On HotpotQA it lifted citation precision from 0.667 to 0.717 on questions 0-30, where 0.35 was chosen
-    (0.2: 0.660; 0.5 began to abstain), and from 0.688 to 0.741 on 30-70, with no abstention and no loss of
-    recall. Without the model nothing gates here: a cosine is too weak a signal."""
+    Chosen on HotpotQA, where it raised citation precision with no abstention and no loss of recall
+    (README.md, Answers). Without the model nothing gates here: a cosine is too weak a signal."""
     min_relevance_linked: float = 0.15
     """The relevance floor for a linked proposal. "As of 2010 the county population was 9,984" bears on "the
     lake is in a county of how many inhabitants?" only through the finding that puts the lake in the county;
-    the relevance model, reading the question alone, refused 21 gold later hops and 12 wrong ones on HotpotQA
-    questions 0-110 at 0.35, and 14 of the 16 it scored 0.15 or more were gold. In the loop that cites 8 more
-    gold sentences for 2 more wrong ones (0.2: 4 for 1)."""
+    the relevance model, reading the question alone, refuses gold later hops at the full floor; on HotpotQA
+    the lower one lets through mostly gold ones (README.md, Answers)."""
     max_sources: int = 1
     """Sources cited for a single-reference clause, strongest entailment first, on every budget. Corroborating
-    sources are where a small NLI model errs: on HotpotQA only 5 of 21 extra sources were supporting facts,
-    and three a clause on the high budget (questions 0-70) cut its citation precision from 0.857 to 0.664."""
+    sources are where a small NLI model errs: on HotpotQA most extra sources were not supporting facts, and
+    citing more a clause cut citation precision (README.md, Answers)."""
 
     def for_budget(self, budget: Budget) -> VerifyConfig:
         """Low stops at the first sufficient support; high runs every stage on more candidates."""

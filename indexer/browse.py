@@ -22,6 +22,7 @@ __all__ = [
     "DocumentView",
     "EmbeddingState",
     "IngestSample",
+    "Neighbour",
     "OldestBacklog",
     "SentenceView",
     "answer_scope",
@@ -47,8 +48,19 @@ class EmbeddingState(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A sentence next to the one asked for."""
+
+    id: int
+    text: str
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True, slots=True)
 class SentenceView:
-    """One sentence with where it is and the sentences around it in its document (ordinal order)."""
+    """A sentence with its file, heading, lines, commit and neighbours (up to `radius` each side, ordinal
+    order); the API serves it as it is, so its fields, in this order, are the JSON shape."""
 
     id: int
     text: str
@@ -56,19 +68,20 @@ class SentenceView:
     path: str
     document_id: int
     ordinal: int
+    heading: str
+    """The heading path joined with " > "."""
     heading_path: tuple[str, ...]
     line_start: int
     line_end: int
     git_commit: str | None
     embedded: bool
-    before: tuple[tuple[int, str, int, int], ...]
-    """(id, text, line_start, line_end) of up to `radius` preceding sentences."""
-    after: tuple[tuple[int, str, int, int], ...]
+    before: tuple[Neighbour, ...]
+    after: tuple[Neighbour, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentSentence:
-    """A sentence of a document with its embedding state."""
+    """A document's sentence with its embedding state."""
 
     id: int
     ordinal: int
@@ -82,7 +95,7 @@ class DocumentSentence:
 
 @dataclass(frozen=True, slots=True)
 class DocumentView:
-    """A document's metadata and one page of its sentences."""
+    """A document and one page of its sentences, from `offset`; served as it is, like `SentenceView`."""
 
     id: int
     repository: str
@@ -91,6 +104,7 @@ class DocumentView:
     git_commit: str | None
     indexed_at: datetime
     sentence_count: int
+    offset: int
     sentences: tuple[DocumentSentence, ...]
 
 
@@ -155,22 +169,26 @@ def sentence_view(
     row = conn.execute(_SENTENCE_SQL, {"id": sentence_id, "repos": _array(repositories)}).fetchone()
     if row is None:
         return None
-    ordinal = int(row[5])
-    around = conn.execute(_NEIGHBOURS_SQL, (row[4], ordinal - radius, ordinal + radius, ordinal)).fetchall()
+    id_, text, repository_name, path, document_id, ordinal, heading_path, start, end, commit, embedded = row
+    around = conn.execute(
+        _NEIGHBOURS_SQL, (document_id, ordinal - radius, ordinal + radius, ordinal)
+    ).fetchall()
+    heading = " > ".join(heading_path)
     return SentenceView(
-        id=row[0],
-        text=row[1],
-        repository=row[2],
-        path=row[3],
-        document_id=row[4],
-        ordinal=ordinal,
-        heading_path=tuple(row[6]),
-        line_start=row[7],
-        line_end=row[8],
-        git_commit=row[9],
-        embedded=row[10],
-        before=tuple((n[0], n[1], n[2], n[3]) for n in around if n[4] < ordinal),
-        after=tuple((n[0], n[1], n[2], n[3]) for n in around if n[4] > ordinal),
+        id_,
+        text,
+        repository_name,
+        path,
+        document_id,
+        ordinal,
+        heading,
+        tuple(heading_path),
+        start,
+        end,
+        commit,
+        embedded,
+        tuple(Neighbour(n[0], n[1], n[2], n[3]) for n in around if n[4] < ordinal),
+        tuple(Neighbour(n[0], n[1], n[2], n[3]) for n in around if n[4] > ordinal),
     )
 
 
@@ -216,20 +234,13 @@ def document_view(
     if head is None:
         return None
     rows = conn.execute(_DOCUMENT_SENTENCES_SQL, (head[0], offset, limit)).fetchall()
+    document_id, name, doc_path, title, commit, indexed_at, sentence_count = head
+    sentences = tuple(
+        DocumentSentence(r[0], r[1], r[2], r[3], tuple(r[4]), r[5], r[6], _embedding_state(r[7], r[8], r[9]))
+        for r in rows
+    )
     return DocumentView(
-        id=head[0],
-        repository=head[1],
-        path=head[2],
-        title=head[3],
-        git_commit=head[4],
-        indexed_at=head[5],
-        sentence_count=head[6],
-        sentences=tuple(
-            DocumentSentence(
-                r[0], r[1], r[2], r[3], tuple(r[4]), r[5], r[6], _embedding_state(r[7], r[8], r[9])
-            )
-            for r in rows
-        ),
+        document_id, name, doc_path, title, commit, indexed_at, sentence_count, offset, sentences
     )
 
 

@@ -5,7 +5,7 @@ setext headings, tables, reference definitions and front matter all change which
 and only a CommonMark parser gets them right.
 
 Why the inline level does NOT use markdown-it's inline parser: on the rustc-dev-guide it costs as much
-as the whole block parse (0.26 s of 0.56 s for ~15k units), which alone breaks the 30k units/s budget.
+as the whole block parse, which alone breaks the units/s budget (README.md, Search, has the figures).
 Indexing only needs plain text, so one compiled regex scanner strips the inline markup instead. It
 follows CommonMark where it matters for text: code spans bind first and keep their content verbatim,
 backslash escapes and entities are decoded, link/image destinations and titles are dropped while their

@@ -1,30 +1,19 @@
 """Segment stage: parsed blocks -> sentence units with their own source line ranges.
 
 Why blingfire inside a masking wrapper: chosen by ``bench/segmenters.py`` on 250 hand-checked
-rustc-dev-guide paragraphs (``bench/data/rdg_sentences_gold.jsonl``: 561 sentences, 311 internal
-boundaries) for accuracy, and on all 7,719 prose paragraphs of the guide for speed (CPU time, one
-core). "exact" is the share of paragraphs split exactly right; P/R/F1 are over boundaries.
+rustc-dev-guide paragraphs (``bench/data/rdg_sentences_gold.jsonl``) for accuracy, and on all prose
+paragraphs of the guide for speed (CPU time, one core); README.md (Search) has the table.
 
-    segmenter                    exact      P      R     F1    sent/s
-    pysbd                        0.920  0.909  0.994  0.949      3650
-    syntok                       0.952  0.984  0.968  0.976     16191
-    blingfire                    0.956  0.997  0.965  0.980    138127
-    pysbd+mask                   0.976  0.966  0.997  0.981      3322
-    syntok+mask                  0.980  0.994  0.984  0.989     15671
-    blingfire+mask               0.984  1.000  0.987  0.994    112600
-    blingfire+mask+lines (this)  0.996  1.000  0.997  0.998    153340
+pysbd over-splits code-like text (``?x``, ``#![..]``, ``.normalize``) and is far too slow for the budget;
+syntok is accurate but much slower than blingfire; blingfire is the most precise plain segmenter and the
+only one with speed to spare. Its misses are inline code it cannot see ("the `?` operator", a sentence
+starting with lowercase `rustc`) and abbreviations ("e.g. This"), hence the mask (``mask_protected``). The
+line rule (``_ends_line``) adds the guide's semantic line breaks. The mask and line rule were designed on
+gold records 0-84 and the rule's extra splits over the whole guide were all checked by hand; the one
+remaining miss has no punctuation at all (record 71).
 
-pysbd over-splits code-like text (``?x``, ``#![..]``, ``.normalize``) and is ~10x too slow for the
-budget; syntok is accurate but ~10x slower than blingfire; blingfire is the most precise plain
-segmenter and the only one with speed to spare. Its misses are inline code it cannot see ("the `?`
-operator", a sentence starting with lowercase `rustc`) and abbreviations ("e.g. This"), hence the mask
-(``mask_protected``). The line rule (``_ends_line``) adds the guide's semantic line breaks. The mask
-and line rule were designed on gold records 0-84 and the rule's 32 extra splits over the whole guide
-were all checked by hand; the one remaining miss has no punctuation at all (record 71).
-
-Speed: the pipeline over the guide's 244 files makes 15,518 units in 0.378 s parse + 0.097 s segment
-CPU time = 32.7k units/s (budget 30k) with the shared 2-core machine at load average ~6; a calmer run
-gave 36.7k. markdown-it's block parser is ~0.29 s of that and sets the floor.
+Speed: parse and segment together meet the units/s budget on the guide, and markdown-it's block parser sets
+the floor (figures in README.md, Search).
 """
 
 from __future__ import annotations

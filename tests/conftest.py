@@ -13,6 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from engine.search import Retriever
 from indexer.database import Connection, Database, open_database
 
 _TABLES = (
@@ -32,6 +33,14 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Database:
                 conn.execute(f"ALTER SYSTEM SET {setting} = off")
             conn.execute("SELECT pg_reload_conf()")
     return db
+
+
+@pytest.fixture(scope="module")
+def lexical_retriever(database: Database) -> Iterator[Retriever]:
+    """A retriever with no embedder (the lexical lane only), shared by the tests of a module."""
+    instance = Retriever(database, None, max_connections=4)
+    yield instance
+    instance.close()
 
 
 @pytest.fixture

@@ -126,3 +126,17 @@ def database_at_version(database: Database, version: int) -> Iterator[Connection
     finally:
         with psycopg.connect(database.url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@contextmanager
+def old_index_with_a_document(database: Database, version: int, path: str) -> Iterator[Connection]:
+    """`database_at_version` holding the repository `docs` (id 1) and its document `path` (id 1), for a
+    test to add the rows that version wrote and then run the later migrations."""
+    with database_at_version(database, version) as conn:
+        conn.execute("INSERT INTO repositories (name, root) VALUES ('docs', '/docs')")
+        conn.execute(
+            "INSERT INTO documents (repository_id, path, content_hash, size_bytes, mtime_ns)"
+            " VALUES (1, %s, 'h', 1, 1)",
+            (path,),
+        )
+        yield conn

@@ -5,7 +5,6 @@ Scoped keys are tested on every route in test_api_scoping.py; the OpenAPI fuzzin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,6 @@ from tests.api_support import FULL_KEY, KEYS, client_for, index_two_repositories
 PROBLEM = "application/problem+json"
 
 
-@pytest.fixture(scope="module")
-def retriever(database: Database) -> Iterator[Retriever]:
-    instance = Retriever(database, None, max_connections=4)
-    yield instance
-    instance.close()
-
-
 @pytest.fixture
 def indexed(conn: Connection, tmp_path: Path) -> Path:
     index_two_repositories(conn, tmp_path)
@@ -33,9 +25,10 @@ def indexed(conn: Connection, tmp_path: Path) -> Path:
 
 
 def test_answer_then_stored_answer_marks_sources(
-    indexed: Path, conn: Connection, clean_database: Database, retriever: Retriever
+    indexed: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
-    with client_for(clean_database, retriever, real_answering(clean_database, retriever)) as client:
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering) as client:
         response = client.post("/v1/answers", json={"question": "What does stage 0 download?"})
         assert response.status_code == 200, response.text
         body = response.json()
@@ -59,9 +52,9 @@ def test_answer_then_stored_answer_marks_sources(
 
 
 def test_search_sentence_document_and_status(
-    indexed: Path, clean_database: Database, retriever: Retriever
+    indexed: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
-    with client_for(clean_database, retriever, None) as client:
+    with client_for(clean_database, lexical_retriever, None) as client:
         hits = client.get("/v1/search", params={"q": "reference files", "k": 2, "lane": "lexical"}).json()
         assert len(hits["hits"]) == 2
         top = hits["hits"][0]
@@ -101,8 +94,10 @@ def test_search_sentence_document_and_status(
             assert missing.json()["status"] == 404
 
 
-def test_probes_page_and_schema(indexed: Path, clean_database: Database, retriever: Retriever) -> None:
-    with client_for(clean_database, retriever, None) as client:
+def test_probes_page_and_schema(
+    indexed: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    with client_for(clean_database, lexical_retriever, None) as client:
         assert client.get("/healthz").json() == {"status": "ok"}
         assert client.get("/readyz").json()["ready"] is True
         page = client.get("/")
@@ -112,16 +107,16 @@ def test_probes_page_and_schema(indexed: Path, clean_database: Database, retriev
         assert {"/v1/answers", "/v1/search", "/v1/status", "/readyz"} <= set(schema["paths"])
 
 
-def test_no_engine_is_503(indexed: Path, clean_database: Database, retriever: Retriever) -> None:
-    with client_for(clean_database, retriever, None) as client:
+def test_no_engine_is_503(indexed: Path, clean_database: Database, lexical_retriever: Retriever) -> None:
+    with client_for(clean_database, lexical_retriever, None) as client:
         response = client.post("/v1/answers", json={"question": "anything"})
         assert response.status_code == 503
         assert response.headers["content-type"].startswith(PROBLEM)
 
 
-def test_auth_on_every_route(indexed: Path, clean_database: Database, retriever: Retriever) -> None:
+def test_auth_on_every_route(indexed: Path, clean_database: Database, lexical_retriever: Retriever) -> None:
     settings = ApiSettings(keys=KEYS)
-    answering = real_answering(clean_database, retriever)
+    answering = real_answering(clean_database, lexical_retriever)
     routes = [
         ("POST", "/v1/answers", {"question": "What does stage 0 download?"}),
         ("GET", "/v1/search?q=stage", None),
@@ -129,7 +124,7 @@ def test_auth_on_every_route(indexed: Path, clean_database: Database, retriever:
         ("GET", "/v1/documents?repo=alpha&path=guide/build.md", None),
         ("GET", "/v1/status", None),
     ]
-    with client_for(clean_database, retriever, answering, settings) as client:
+    with client_for(clean_database, lexical_retriever, answering, settings) as client:
         for method, path, body in routes:
             anonymous = client.request(method, path, json=body)
             assert anonymous.status_code == 401, path
@@ -163,17 +158,17 @@ def test_auth_on_every_route(indexed: Path, clean_database: Database, retriever:
             assert client.get(open_path).status_code == 200, open_path
 
     closed = ApiSettings(keys=KEYS, protect_probes=True)
-    with client_for(clean_database, retriever, None, closed) as client:
+    with client_for(clean_database, lexical_retriever, None, closed) as client:
         for probe in ("/healthz", "/readyz", "/metrics"):
             assert client.get(probe).status_code == 401, probe
             assert client.get(probe, headers={"Authorization": f"Bearer {FULL_KEY}"}).status_code == 200
         assert client.get("/").status_code == 200
 
 
-def test_limits(indexed: Path, clean_database: Database, retriever: Retriever) -> None:
+def test_limits(indexed: Path, clean_database: Database, lexical_retriever: Retriever) -> None:
     limits = Limits(max_question_chars=50, max_k=5, max_body_bytes=2048, max_document_sentences=10)
-    answering = real_answering(clean_database, retriever)
-    with client_for(clean_database, retriever, answering, ApiSettings(limits=limits)) as client:
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering, ApiSettings(limits=limits)) as client:
         bad_requests = [
             client.post("/v1/answers", json={"question": "x" * 51}),
             client.post("/v1/answers", json={"question": "   "}),
@@ -203,10 +198,10 @@ def test_limits(indexed: Path, clean_database: Database, retriever: Retriever) -
 
 
 def test_readiness_flips_when_the_backlog_ages(
-    indexed: Path, conn: Connection, clean_database: Database, retriever: Retriever
+    indexed: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
     settings = ApiSettings(ready_max_backlog_age_seconds=300)
-    with client_for(clean_database, retriever, None, settings) as client:
+    with client_for(clean_database, lexical_retriever, None, settings) as client:
         assert client.get("/readyz").status_code == 200
         conn.execute(
             "UPDATE embedding_backlog SET enqueued_at = now() - interval '10 minutes'"
@@ -226,10 +221,10 @@ def test_readiness_flips_when_the_backlog_ages(
         assert client.get("/readyz").status_code == 200, "failed items no longer block readiness"
 
 
-def test_unreachable_database_is_503_not_500(retriever: Retriever) -> None:
+def test_unreachable_database_is_503_not_500(lexical_retriever: Retriever) -> None:
     nowhere = Database("postgresql://citeline@127.0.0.1:1/citeline")
     settings = ApiSettings(database_timeout_seconds=0.3)
-    with client_for(nowhere, retriever, None, settings) as client:
+    with client_for(nowhere, lexical_retriever, None, settings) as client:
         assert client.get("/healthz").status_code == 200
         ready = client.get("/readyz")
         assert ready.status_code == 503 and "database unreachable" in ready.json()["detail"]
@@ -241,9 +236,10 @@ def test_unreachable_database_is_503_not_500(retriever: Retriever) -> None:
 
 
 def test_metrics_count_requests_clauses_and_ingest(
-    indexed: Path, conn: Connection, clean_database: Database, retriever: Retriever
+    indexed: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
-    with client_for(clean_database, retriever, real_answering(clean_database, retriever)) as client:
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering) as client:
         client.post("/v1/answers", json={"question": "What does stage 0 download?"})
         client.get("/v1/search", params={"q": "stage"})
         client.get("/v1/sentences/1")
@@ -266,10 +262,10 @@ def test_metrics_count_requests_clauses_and_ingest(
 
 
 def test_a_body_that_is_not_utf8_is_a_400_on_every_route_that_takes_one(
-    indexed: Path, clean_database: Database, retriever: Retriever
+    indexed: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
-    answering = real_answering(clean_database, retriever)
-    with client_for(clean_database, retriever, answering) as client:
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering) as client:
         schema = client.get("/schema/openapi.json").json()
         with_body = [
             (method.upper(), path)

@@ -28,21 +28,14 @@ BETA = {"Authorization": f"Bearer {BETA_KEY}"}
 FULL = {"Authorization": f"Bearer {FULL_KEY}"}
 
 
-@pytest.fixture(scope="module")
-def retriever(database: Database) -> Iterator[Retriever]:
-    instance = Retriever(database, None, max_connections=4)
-    yield instance
-    instance.close()
-
-
 @pytest.fixture
 def client(
-    conn: Connection, tmp_path: Path, clean_database: Database, retriever: Retriever
+    conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> Iterator[TestClient]:  # type: ignore[type-arg]
     index_two_repositories(conn, tmp_path)
     settings = ApiSettings(keys=KEYS, protect_probes=True)
     with client_for(
-        clean_database, retriever, real_answering(clean_database, retriever), settings
+        clean_database, lexical_retriever, real_answering(clean_database, lexical_retriever), settings
     ) as test_client:
         yield test_client
 
@@ -143,14 +136,18 @@ def _repositories_named(metrics_text: str) -> set[str]:
 
 @pytest.mark.parametrize("protect_probes", [False, True])
 def test_metrics_show_a_scoped_key_only_its_repositories(
-    conn: Connection, tmp_path: Path, clean_database: Database, retriever: Retriever, protect_probes: bool
+    conn: Connection,
+    tmp_path: Path,
+    clean_database: Database,
+    lexical_retriever: Retriever,
+    protect_probes: bool,
 ) -> None:
     index_two_repositories(conn, tmp_path)
     conn.execute(
         "INSERT INTO ingest_samples (repository_id, latency_seconds) SELECT id, 0.04 FROM repositories"
     )
     settings = ApiSettings(keys=KEYS, protect_probes=protect_probes)
-    with client_for(clean_database, retriever, None, settings) as client:
+    with client_for(clean_database, lexical_retriever, None, settings) as client:
         client.get("/v1/search", params={"q": "bread"}, headers=FULL)
         anonymous = client.get("/metrics")
         assert anonymous.status_code == 401, "with keys configured, /metrics needs one even for open probes"
@@ -175,10 +172,10 @@ def test_metrics_show_a_scoped_key_only_its_repositories(
 
 
 def test_without_keys_metrics_stay_open(
-    conn: Connection, tmp_path: Path, clean_database: Database, retriever: Retriever
+    conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
     index_two_repositories(conn, tmp_path)
-    with client_for(clean_database, retriever, None, ApiSettings()) as client:
+    with client_for(clean_database, lexical_retriever, None, ApiSettings()) as client:
         response = client.get("/metrics")
         assert response.status_code == 200
         assert _repositories_named(response.text) == {"alpha", "beta"}

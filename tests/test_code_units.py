@@ -4,7 +4,6 @@ options re-reads unchanged files, and an index from schema version 6 is upgraded
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from indexer.database import Connection, Database
 from indexer.markdown import CodeMode
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 from indexer.schema import available_migrations
-from tests.helpers import database_at_version, lexical_stats_are_exact, sentence_ids
+from tests.helpers import lexical_stats_are_exact, old_index_with_a_document, sentence_ids
 
 RELOAD = """# Configuration
 
@@ -142,28 +141,16 @@ def test_changing_the_code_mode_reads_unchanged_files_again(conn: Connection, re
     lexical_stats_are_exact(conn)
 
 
-@pytest.fixture
-def version6(database: Database) -> Iterator[Connection]:
-    """A separate database on the test server, migrated to version 6 only."""
-    with database_at_version(database, 6) as conn:
-        yield conn
-
-
-def test_upgrading_gives_old_code_rows_their_parts(version6: Connection) -> None:
-    conn = version6
-    conn.execute("INSERT INTO repositories (name, root) VALUES ('docs', '/docs')")
-    conn.execute(
-        "INSERT INTO documents (repository_id, path, content_hash, size_bytes, mtime_ns)"
-        " VALUES (1, 'reload.md', 'h', 1, 1)"
-    )
-    conn.execute(
-        "INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start,"
-        " line_end, tsv, token_count) SELECT 1, 0, 'code', %s, '\\x00', '{}', 1, 1, t,"
-        " citeline_token_count(t) FROM to_tsvector('english', citeline_lexical_text('{}', %s)) t",
-        (FLAG, FLAG),
-    )
-    assert _top(conn, "tsdb retention") == ""
-    for upgrade in (m for m in available_migrations() if m.version > 6):
-        conn.execute(upgrade.sql.encode("utf-8"))
-    assert _top(conn, "tsdb retention") == FLAG
-    lexical_stats_are_exact(conn)
+def test_upgrading_gives_old_code_rows_their_parts(database: Database) -> None:
+    with old_index_with_a_document(database, 6, "reload.md") as conn:
+        conn.execute(
+            "INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start,"
+            " line_end, tsv, token_count) SELECT 1, 0, 'code', %s, '\\x00', '{}', 1, 1, t,"
+            " citeline_token_count(t) FROM to_tsvector('english', citeline_lexical_text('{}', %s)) t",
+            (FLAG, FLAG),
+        )
+        assert _top(conn, "tsdb retention") == ""
+        for upgrade in (m for m in available_migrations() if m.version > 6):
+            conn.execute(upgrade.sql.encode("utf-8"))
+        assert _top(conn, "tsdb retention") == FLAG
+        lexical_stats_are_exact(conn)

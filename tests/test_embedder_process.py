@@ -31,16 +31,22 @@ def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
     return condition()
 
 
-def _start_watch(database: Database, repo_dir: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
-    env = {
+def _child_env(database: Database, tmp_path: Path, **settings: str) -> dict[str, str]:
+    """This environment with the daemon pointed at `database`, the tiny model, a separate embedder process
+    and `settings` (`CITELINE_*` names without the prefix)."""
+    return {
         **os.environ,
         "CITELINE_DATABASE_URL": database.url,
         "CITELINE_DATA_DIR": str(tmp_path / "data"),
         "CITELINE_MODELS__EMBEDDER": str(_build_tiny_model(tmp_path)),
         "CITELINE_EMBEDDING__SEPARATE_PROCESS": "true",
-        "CITELINE_EMBEDDING__NICE": "7",
+        **{f"CITELINE_{name}": value for name, value in settings.items()},
         "PYTHONPATH": str(Path(__file__).parents[1]),
     }
+
+
+def _start_watch(database: Database, repo_dir: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    env = _child_env(database, tmp_path, EMBEDDING__NICE="7")
     return subprocess.Popen([sys.executable, "-m", "daemon.cli", "watch", str(repo_dir)], env=env)
 
 
@@ -105,15 +111,7 @@ def test_serve_with_watcher_and_embedder_in_child_processes_indexes_embeds_and_s
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
-    env = {
-        **os.environ,
-        "CITELINE_DATABASE_URL": clean_database.url,
-        "CITELINE_DATA_DIR": str(tmp_path / "data"),
-        "CITELINE_MODELS__EMBEDDER": str(_build_tiny_model(tmp_path)),
-        "CITELINE_EMBEDDING__SEPARATE_PROCESS": "true",
-        "CITELINE_WATCH__SEPARATE_PROCESS": "true",
-        "PYTHONPATH": str(Path(__file__).parents[1]),
-    }
+    env = _child_env(clean_database, tmp_path, WATCH__SEPARATE_PROCESS="true")
     env.pop("CITELINE_CONFIG", None)
     (repo_dir / "a.md").write_text("# Stage\n\nThe compiler builds a stage.\n")
     daemon = subprocess.Popen(

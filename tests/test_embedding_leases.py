@@ -33,6 +33,14 @@ def _write(root: Path, files: int, sentences: int) -> None:
         (root / f"doc{f}.md").write_text(f"# Doc {f}\n\n{body}\n", encoding="utf-8")
 
 
+def _index_for_the_fake_model(database: Database, root: Path, files: int, sentences: int) -> None:
+    """Write and index the documents, and record the fake model, so that a worker process can claim."""
+    _write(root, files, sentences)
+    with database.connect() as conn:
+        reconcile_repository(conn, Repository("docs", root))
+        EmbeddingWorker(conn, FakeModel(), QueueOptions())  # records the fake model first
+
+
 def _backlog(conn: Connection) -> int:
     row = conn.execute("SELECT count(*) FROM embedding_backlog").fetchone()
     assert row is not None
@@ -42,10 +50,7 @@ def _backlog(conn: Connection) -> int:
 def test_drain_takes_over_the_items_of_a_killed_worker_and_ends_with_an_empty_backlog(
     clean_database: Database, repo_dir: Path
 ) -> None:
-    _write(repo_dir, 2, 10)
-    with clean_database.connect() as conn:
-        reconcile_repository(conn, Repository("docs", repo_dir))
-        EmbeddingWorker(conn, FakeModel(), QueueOptions())  # records the fake model first
+    _index_for_the_fake_model(clean_database, repo_dir, 2, 10)
     kill_a_worker_holding_a_claim(clean_database, lease_seconds=300.0)
     with clean_database.connect() as conn:
         leased = conn.execute("SELECT count(*) FROM embedding_backlog WHERE claimed_until > now()").fetchone()
@@ -99,10 +104,8 @@ def test_drain_waits_for_items_a_live_worker_holds(clean_database: Database, rep
 def test_two_workers_and_a_killed_one_embed_every_sentence_exactly_once(
     clean_database: Database, repo_dir: Path
 ) -> None:
-    _write(repo_dir, 6, 20)
+    _index_for_the_fake_model(clean_database, repo_dir, 6, 20)
     with clean_database.connect() as conn:
-        reconcile_repository(conn, Repository("docs", repo_dir))
-        EmbeddingWorker(conn, FakeModel(), QueueOptions())
         total = int(conn.execute("SELECT count(*) FROM sentences").fetchone()[0])  # type: ignore[index]
     kill_a_worker_holding_a_claim(clean_database, lease_seconds=300.0)
     models = [FakeModel(delay=0.002), FakeModel(delay=0.002)]

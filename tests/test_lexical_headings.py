@@ -3,16 +3,13 @@ moves that keep sentence ids, and an index written by schema version 5 being upg
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from engine.search import bm25_search_terms, query_lexemes
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from indexer.schema import available_migrations
-from tests.helpers import database_at_version, lexical_stats_are_exact, sentence_ids
+from tests.helpers import lexical_stats_are_exact, old_index_with_a_document, sentence_ids
 
 DOC = """# Build cache
 
@@ -58,32 +55,23 @@ def test_a_moved_heading_changes_the_terms_and_keeps_the_ids(conn: Connection, r
     lexical_stats_are_exact(conn)
 
 
-@pytest.fixture
-def version5(database: Database) -> Iterator[Connection]:
-    """A separate database on the test server, migrated to version 5 only."""
-    with database_at_version(database, 5) as conn:
-        yield conn
-
-
-def test_upgrading_rebuilds_terms_and_statistics(version5: Connection) -> None:
+def test_upgrading_rebuilds_terms_and_statistics(database: Database) -> None:
     """Rows written as version 5 wrote them (the sentence's own words) are re-read under their headings."""
-    conn = version5
-    conn.execute("INSERT INTO repositories (name, root) VALUES ('docs', '/docs')")
-    conn.execute(
-        "INSERT INTO documents (repository_id, path, content_hash, size_bytes, mtime_ns)"
-        " VALUES (1, 'cache.md', 'h', 1, 1)"
-    )
-    rows = [("heading", "Build cache", []), ("sentence", "It lives in the target folder.", ["Build cache"])]
-    for ordinal, (kind, text, headings) in enumerate(rows):
-        conn.execute(
-            "INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path, line_start,"
-            " line_end, tsv, token_count) SELECT 1, %s, %s, %s, '\\x00', %s, 1, 1, t,"
-            " (SELECT count(*) FROM unnest(t) u, unnest(u.positions) p)"
-            " FROM to_tsvector('english', %s) t",
-            (ordinal, kind, text, headings, text),
-        )
-    assert not _texts(conn, "build cache")[1:], "version 5 finds the heading only"
-    upgrade = next(m for m in available_migrations() if m.version == 6)
-    conn.execute(upgrade.sql.encode("utf-8"))
-    assert "It lives in the target folder." in _texts(conn, "build cache")
-    lexical_stats_are_exact(conn)
+    with old_index_with_a_document(database, 5, "cache.md") as conn:
+        rows = [
+            ("heading", "Build cache", []),
+            ("sentence", "It lives in the target folder.", ["Build cache"]),
+        ]
+        for ordinal, (kind, text, headings) in enumerate(rows):
+            conn.execute(
+                "INSERT INTO sentences (document_id, ordinal, kind, text, norm_hash, heading_path,"
+                " line_start, line_end, tsv, token_count) SELECT 1, %s, %s, %s, '\\x00', %s, 1, 1, t,"
+                " (SELECT count(*) FROM unnest(t) u, unnest(u.positions) p)"
+                " FROM to_tsvector('english', %s) t",
+                (ordinal, kind, text, headings, text),
+            )
+        assert not _texts(conn, "build cache")[1:], "version 5 finds the heading only"
+        upgrade = next(m for m in available_migrations() if m.version == 6)
+        conn.execute(upgrade.sql.encode("utf-8"))
+        assert "It lives in the target folder." in _texts(conn, "build cache")
+        lexical_stats_are_exact(conn)

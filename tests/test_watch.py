@@ -149,11 +149,17 @@ def tree(repo_dir: Path) -> Path:
     return repo_dir
 
 
-def test_a_burst_of_edits_creates_deletes_and_renames(
-    conn: Connection, clean_database: Database, tree: Path
-) -> None:
+@pytest.fixture
+def repo(conn: Connection, tree: Path) -> Repository:
+    """`tree` as the repository `docs`, indexed before the watcher starts."""
     repo = Repository("docs", tree)
     reconcile_repository(conn, repo)
+    return repo
+
+
+def test_a_burst_of_edits_creates_deletes_and_renames(
+    conn: Connection, clean_database: Database, tree: Path, repo: Repository
+) -> None:
     kept = sentence_ids(conn, "guide/p10.md")
     with RunningWatcher(clean_database, repo):
         for i in range(5):
@@ -211,10 +217,8 @@ def test_a_branch_switch_of_many_files(conn: Connection, clean_database: Databas
 
 
 def test_catch_up_at_start_keeps_ids_of_renamed_files(
-    conn: Connection, clean_database: Database, tree: Path
+    conn: Connection, clean_database: Database, tree: Path, repo: Repository
 ) -> None:
-    repo = Repository("docs", tree)
-    reconcile_repository(conn, repo)
     kept = sentence_ids(conn, "guide/p3.md")
     (tree / "guide" / "p3.md").rename(tree / "guide" / "three.md")
     (tree / "guide" / "p4.md").write_text(_doc(4, "changed while down"))
@@ -283,11 +287,9 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher(
 
 
 def test_a_folder_the_watcher_cannot_read_keeps_its_documents(
-    conn: Connection, clean_database: Database, tree: Path
+    conn: Connection, clean_database: Database, tree: Path, repo: Repository
 ) -> None:
     """The watcher runs without root's permission override (see `drop_permission_override`)."""
-    repo = Repository("docs", tree)
-    reconcile_repository(conn, repo)
     before = snapshot(conn, "docs")
     with RunningWatcher(clean_database, repo, as_non_root=True):
         (tree / "guide").chmod(0)

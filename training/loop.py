@@ -230,7 +230,7 @@ def predict_logits(
 
 
 def save_fp16(model: PreTrainedModel, tok: PreTrainedTokenizerBase, out: Path, max_length: int) -> None:
-    """fp16 safetensors (half the size of fp32, same accuracy to ~1e-3) with the tokenizer beside it."""
+    """fp16 safetensors (half the size of fp32) with the tokenizer beside it."""
     out.mkdir(parents=True, exist_ok=True)
     tok.model_max_length = max_length
     device = model.device
