@@ -6,6 +6,7 @@ test_embedder.py (no real model is loaded); the child is found among the daemon'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -121,9 +122,14 @@ def test_serve_with_watcher_and_embedder_in_child_processes_indexes_embeds_and_s
         children: list[str] = []
 
         def both_children() -> bool:
+            """Both children run their commands (a child listed between fork and exec still shows `serve`)."""
             assert daemon.poll() is None, "serve died"
-            children[:] = [" ".join(c.cmdline()) for c in psutil.Process(daemon.pid).children()]
-            return len(children) == 2
+            children[:] = []
+            for child in psutil.Process(daemon.pid).children():
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    children.append(" ".join(child.cmdline()))
+            watcher = any("watch --no-embed" in c for c in children)
+            return watcher and any(c.endswith(" embed") for c in children)
 
         assert _wait_until(both_children, 60), children
         assert any("watch --no-embed" in c for c in children) and any(c.endswith(" embed") for c in children)
