@@ -20,7 +20,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from training.data import Source, group_hash_split, norm_key, sample_groups, select
-from training.loop import LossFn, TrainConfig, load_base, save_fp16, train
+from training.loop import LossFn, TrainConfig, load_base, save_fp16, seed_all, train
 
 __all__ = ["Mix", "Trained", "arguments", "build", "capped", "run", "write_summary"]
 
@@ -117,6 +117,7 @@ def run(
 ) -> Trained:
     """Train the base encoder with a fresh head for ``labels``, save it under ``args.out``; ``evaluate``
     fills the validation figures it is given and returns the line to print."""
+    seed_all(cfg.seed)  # the fresh head's initial weights come from the seed too
     model, tok = load_base(labels)
     result: dict[str, float] = {}
     cpu_min = train(
