@@ -43,7 +43,7 @@ from api.models import (
     StatusTotalsOut,
 )
 from engine.retrieval import Filters, SearchMode
-from indexer.answers import load_answer
+from engine.store import load_answer
 from indexer.browse import answer_scope, document_view, sentence_view
 from indexer.status import eta_seconds, repository_status
 
@@ -94,9 +94,9 @@ def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependen
     scope = access_of(request).restrict(requested)
     if services.answering is None:
         raise ServiceUnavailableException("this process runs no answer engine")
-    body = services.answering(question, data.budget, Filters(scope, prefix)).to_dict()
-    services.metrics.record_answer(body)
-    return msgspec.convert(body, AnswerOut)
+    result = services.answering(question, data.budget, Filters(scope, prefix))
+    services.metrics.record_answer(result)
+    return msgspec.convert(result.to_dict(), AnswerOut)
 
 
 @get(

@@ -17,9 +17,10 @@ from engine.answers import Budget, Route, Status
 from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
 from engine.evidence import fetch_contexts
-from engine.planners import ExtractivePlanner, Plan, PlannerError, PlannerState
+from engine.planners import ExtractivePlanner
+from engine.planning import Plan, PlannerError, PlannerState
 from engine.retrieval import Hit, Retriever
-from engine.verify import Proposal
+from engine.verdicts import Proposal
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker

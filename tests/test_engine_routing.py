@@ -6,7 +6,8 @@ import pytest
 
 from engine.answers import Route
 from engine.retrieval import Hit
-from engine.routing import RoutingConfig, content_terms, entities, question_parts, route, shape, stem
+from engine.routing import RoutingConfig, question_parts, route, shape
+from engine.words import content_terms, entities, stem
 
 
 def _hits(*scores: float, key: str = "rerank") -> list[Hit]:
