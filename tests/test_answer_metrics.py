@@ -19,7 +19,7 @@ from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
-from tests.test_engine_controller import ContainmentNLI
+from tests.engine_support import ContainmentNLI
 
 OLD = "The build cache is stored in the target folder."
 NEW = "The build cache is stored in the home folder."
