@@ -8,28 +8,23 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from psycopg_pool import ConnectionPool
 
 from api.metrics import ApiMetrics
 from api.settings import ApiSettings
+from engine.answers import Answer
 from engine.search import Filters, Retriever
 from indexer.database import Connection
 
-__all__ = ["AnswerLike", "Answering", "Services"]
-
-
-class AnswerLike(Protocol):
-    """What the engine returns: anything with its stable JSON shape."""
-
-    def to_dict(self) -> dict[str, Any]: ...
+__all__ = ["Answering", "Services"]
 
 
 class Answering(Protocol):
     """`engine.controller.answer` with its engine bound, as the daemon's assembly hands it over."""
 
-    def __call__(self, question: str, budget: str, filters: Filters) -> AnswerLike: ...
+    def __call__(self, question: str, budget: str, filters: Filters) -> Answer: ...
 
 
 @dataclass(slots=True)

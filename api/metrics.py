@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -26,36 +26,18 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from engine.answers import Answer
 from indexer.browse import ingest_samples_after
 from indexer.database import Connection
 from indexer.status import RepositoryStatus, repository_status
 
-__all__ = ["REPOSITORY_LABEL", "ApiMetrics", "rejection_stage"]
+__all__ = ["REPOSITORY_LABEL", "ApiMetrics"]
 
 REPOSITORY_LABEL = "repository"
 """The label that names a repository; a scoped key sees only samples whose value is in its scope."""
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _INGEST_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.5, 5.0, 15.0, 60.0)
-
-# The verifier's rejection reasons start with these words; the stage names are what dashboards group by.
-_STAGES = (
-    ("an older source", "conflict"),
-    ("contradicted", "contradiction"),
-    ("key terms", "coverage"),
-    ("composite", "composite"),
-    ("no candidate source entails", "entailment"),
-    ("sources together do not entail", "entailment"),
-    ("fewer than two sources", "entailment"),
-)
-
-
-def rejection_stage(reason: str) -> str:
-    """The verification stage a rejection reason comes from (`other` for reasons not known here)."""
-    for marker, stage in _STAGES:
-        if marker in reason:
-            return stage
-    return "other"
 
 
 class _IndexCollector(Collector):
@@ -184,15 +166,16 @@ class ApiMetrics:
             return generate_latest(self.registry)
         return generate_latest(_ScopedView(self.registry, frozenset(repositories)))
 
-    def record_answer(self, body: Mapping[str, Any]) -> None:
-        """Count one answer's outcome; a stored answer served again counts once more as an answer only."""
-        self._answers.labels(str(body.get("status")), str(body.get("route"))).inc()
-        if body.get("cached"):
+    def record_answer(self, answer: Answer) -> None:
+        """Count one answer's outcome; a stored answer served again counts once more as an answer only.
+        Rejected clauses are counted by the verification stage that refused them (`engine.answers.Stage`)."""
+        self._answers.labels(answer.status.value, answer.route.value).inc()
+        if answer.cached:
             return
-        self._clauses.inc(len(body.get("clauses") or ()))
-        for round_trace in body.get("trace") or ():
-            for rejected in round_trace.get("rejected") or ():
-                self._rejected.labels(rejection_stage(str(rejected.get("reason", "")))).inc()
+        self._clauses.inc(len(answer.clauses))
+        for round_trace in answer.trace:
+            for rejected in round_trace.rejected:
+                self._rejected.labels(rejected.stage.value if rejected.stage else "other").inc()
 
     def middleware(self, app: ASGIApp) -> ASGIApp:
         """ASGI middleware timing every HTTP request under its route template (not its raw path)."""

@@ -40,7 +40,7 @@ from api.models import (
     StatusTotalsOut,
 )
 from engine.search import Filters, SearchMode
-from indexer.answers import load_answer
+from engine.store import load_answer
 from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
 from indexer.status import RepositoryStatus, StatusTotals, eta_seconds, repository_status, status_totals
 
@@ -95,9 +95,9 @@ def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependen
     scope = access_of(request).restrict(requested)
     if services.answering is None:
         raise ServiceUnavailableException("this process runs no answer engine")
-    body = services.answering(question, data.budget, Filters(scope, prefix)).to_dict()
-    services.metrics.record_answer(body)
-    return msgspec.convert(body, AnswerOut)
+    result = services.answering(question, data.budget, Filters(scope, prefix))
+    services.metrics.record_answer(result)
+    return msgspec.convert(result.to_dict(), AnswerOut)
 
 
 @_route(get, "/v1/answers/{answer_id:uuid}", "A stored answer with its sources' states", 401, 404, 503)

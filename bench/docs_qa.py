@@ -41,7 +41,7 @@ from daemon.assembly import build_engine, model_names
 from daemon.config import load_config
 from daemon.services import queue_options
 from engine.search import Filters, Retriever, SearchMode
-from indexer.answers import load_answer
+from engine.store import load_answer
 from indexer.database import Connection, Database, open_database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker, QueueOptions
@@ -146,7 +146,7 @@ class _Run:
         EmbeddingWorker(conn, self.embedder, self.queue).drain()
         second = self.ask(conn, row, split)
         stored = load_answer(conn, first.body["id"]) if first.body.get("id") else None
-        states = [s.state.value for c in stored.clauses for s in c.sources] if stored else []
+        states = [s.state.value for c in stored.clauses for s in c.checks] if stored else []
         second.change = {
             "searchable_ms": searchable,
             "first": first,

@@ -23,16 +23,19 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
                 "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
      "timings_ms": {"total": 60.2}, "cached": false}
 
-A stored answer served again (or loaded by `indexer.answers.load_answer`) has the same shape with
-`"cached": true`, `"fresh"`, and a `"state"` (`live`, `changed`, `deleted`) on every source.
+A stored answer loaded by `engine.store.load_answer` has the same shape with `"fresh"` and a `"state"`
+(`live`, `changed`, `deleted`) on every source (with `current_line_start`/`current_line_end` when it moved);
+served again, it says `"cached": true`. `Answer.from_dict` reads the shape back: the answer store keeps and
+returns this type, so the shape is spelled here only.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from engine.kinds import Budget, ReferenceNeed, Route, SourceState, Stage, Status
 from engine.search import Hit
 
 __all__ = [
@@ -43,52 +46,13 @@ __all__ = [
     "RejectedClause",
     "RoundTrace",
     "Route",
+    "SourceCheck",
+    "SourceState",
+    "Stage",
     "Status",
     "Verification",
     "source_dict",
 ]
-
-
-class Status(enum.Enum):
-    """The outcome of one question."""
-
-    ANSWER = "answer"
-    """At least one clause passed verification."""
-    INSUFFICIENT = "insufficient"
-    """The engine ran but no clause could be verified against the indexed sources."""
-    FAIL = "fail"
-    """The engine could not run (a model or the database failed); `reason` says why."""
-
-
-class Route(enum.Enum):
-    """Which path answered the question, chosen without an LLM."""
-
-    FAST = "fast"
-    """One retrieval and one verification pass: single-fact questions with a confident first retrieval."""
-    REASON = "reason"
-    """The IRCoT loop: plan a clause, retrieve for it, verify, repeat (multi-hop, comparison, unsure)."""
-
-
-class Budget(enum.Enum):
-    """How much work one question may cost."""
-
-    LOW = "low"
-    """Few rounds, and each clause stops at its first sufficient supports."""
-    MID = "mid"
-    """The default: more rounds, and every supporting candidate is scored."""
-    HIGH = "high"
-    """The most rounds and candidates, every stage on each; stale stored answers are re-verified."""
-
-
-class ReferenceNeed(enum.Enum):
-    """How many sources a planned clause needs to be accepted."""
-
-    NONE = "none"
-    """A connective clause adding no fact: every content word must already be in the accepted clauses."""
-    SINGLE = "single"
-    """One source sentence (with its neighbour as context) must entail the clause."""
-    MULTI = "multi"
-    """The clause joins facts: two or more sources, each needed, must entail it together."""
 
 
 @dataclass(slots=True)
@@ -103,15 +67,27 @@ class Verification:
     composite: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
-        """Rounded scores for JSON."""
-        return {
-            "similarity": round(self.similarity, 4),
-            "relevance": round(self.relevance, 4),
-            "entailment": round(self.entailment, 4),
-            "coverage": round(self.coverage, 4),
-            "contradiction": round(self.contradiction, 4),
-            "composite": round(self.composite, 4),
-        }
+        """Rounded scores for JSON, in field order."""
+        return {f.name: round(getattr(self, f.name), 4) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceCheck:
+    """A stored answer's cited source against the index now (`engine.store.load_answer`)."""
+
+    state: SourceState
+    cited_lines: tuple[int, int]
+    current_lines: tuple[int, int] | None = None
+    """Where the sentence is now; None once it is deleted."""
+    document_id: int | None = None
+    """The stored reference to the cited document: None once that document is deleted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON: the state and, for a source that moved, where it is now."""
+        out: dict[str, Any] = {"state": self.state.value}
+        if self.current_lines is not None and self.current_lines != self.cited_lines:
+            out["current_line_start"], out["current_line_end"] = self.current_lines
+        return out
 
 
 @dataclass(slots=True)
@@ -125,18 +101,36 @@ class AnswerClause:
     verification: Verification
     conflicts_with: list[int] = field(default_factory=list)
     round: int = 1
+    checks: list[SourceCheck] = field(default_factory=list)
+    """For a stored answer: each source (in order) against the index now; empty for a computed one."""
 
     def to_dict(self) -> dict[str, Any]:
         """The documented clause shape."""
+        sources = [source_dict(h) for h in self.sources]
+        for source, check in zip(sources, self.checks, strict=False):
+            source.update(check.to_dict())
         return {
             "clause": self.clause,
-            "sources": [source_dict(h) for h in self.sources],
+            "sources": sources,
             "confidence": round(self.confidence, 4),
             "need": self.need.value,
             "verification": self.verification.to_dict(),
             "conflicts_with": list(self.conflicts_with),
             "round": self.round,
         }
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any]) -> AnswerClause:
+        """The clause `to_dict` wrote (its sources' states aside: the store checks them anew)."""
+        return cls(
+            body["clause"],
+            [_cited(s) for s in body.get("sources", [])],
+            float(body["confidence"]),
+            ReferenceNeed(body.get("need", "single")),
+            Verification(**body.get("verification", {})),
+            list(body.get("conflicts_with", [])),
+            body.get("round", 1),
+        )
 
 
 def source_dict(hit: Hit) -> dict[str, Any]:
@@ -155,12 +149,32 @@ def source_dict(hit: Hit) -> dict[str, Any]:
     }
 
 
+def _cited(source: Mapping[str, Any]) -> Hit:
+    """A cited sentence read back from `source_dict`: what it said and where; no search scores."""
+    heading = source.get("heading") or ""
+    return Hit(
+        source["sentence_id"],
+        source["text"],
+        source["repository"],
+        source["path"],
+        source["line_start"],
+        source["line_end"],
+        tuple(heading.split(" > ")) if heading else (),
+        source["document_id"],
+        0,
+        source.get("git_commit"),
+        source.get("embedded", False),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RejectedClause:
-    """A candidate clause that was not emitted, and the stage that stopped it."""
+    """A candidate clause that was not emitted, why, and the stage that stopped it."""
 
     clause: str
     reason: str
+    stage: Stage | None = None
+    """None only for a clause read back from the store: the JSON gives the reason, not the stage."""
 
     def to_dict(self) -> dict[str, str]:
         """JSON for the trace."""
@@ -193,6 +207,20 @@ class RoundTrace:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any]) -> RoundTrace:
+        """The round `to_dict` wrote."""
+        return cls(
+            body["round"],
+            list(body.get("queries", [])),
+            list(body.get("new_evidence", [])),
+            list(body.get("accepted", [])),
+            [RejectedClause(r["clause"], r["reason"]) for r in body.get("rejected", [])],
+            list(body.get("failed_searches", [])),
+            body.get("planner_error"),
+            dict(body.get("timings_ms", {})),
+        )
+
 
 @dataclass(slots=True)
 class Answer:
@@ -209,27 +237,14 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     filters: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
-    stored: dict[str, Any] | None = None
-    """The stored JSON when this answer was served from the store instead of computed."""
-
-    @classmethod
-    def from_stored(cls, body: dict[str, Any]) -> Answer:
-        """A stored answer served again: `to_dict()` is its stored JSON with source states and `cached`."""
-        return cls(
-            body["question"],
-            Status(body["status"]),
-            Route(body["route"]),
-            Budget(body["budget"]),
-            reason=body.get("reason"),
-            id=body.get("id"),
-            stored=body,
-        )
+    cached: bool = False
+    """Served again from the answer store instead of computed."""
+    fresh: bool | None = None
+    """For an answer loaded from the store: whether every cited source is live; None for a computed one."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape of `citeline ask --json`, as in this module's docstring."""
-        if self.stored is not None:
-            return {**self.stored, "cached": True}
-        return {
+        out = {
             "id": self.id,
             "question": self.question,
             "status": self.status.value,
@@ -241,5 +256,26 @@ class Answer:
             "notes": list(self.notes),
             "trace": [t.to_dict() for t in self.trace],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
-            "cached": False,
+            "cached": self.cached,
         }
+        if self.fresh is not None:
+            out["fresh"] = self.fresh
+        return out
+
+    @classmethod
+    def from_dict(cls, body: Mapping[str, Any]) -> Answer:
+        """The answer `to_dict` wrote, as the store keeps it (its sources' states aside)."""
+        return cls(
+            body["question"],
+            Status(body["status"]),
+            Route(body["route"]),
+            Budget(body["budget"]),
+            [AnswerClause.from_dict(c) for c in body.get("clauses", [])],
+            body.get("reason"),
+            list(body.get("notes", [])),
+            [RoundTrace.from_dict(t) for t in body.get("trace", [])],
+            dict(body.get("timings_ms", {})),
+            dict(body.get("filters", {})),
+            body.get("id"),
+            body.get("cached", False),
+        )

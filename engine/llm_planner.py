@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 
 from engine.answers import ReferenceNeed
-from engine.planners import Plan, PlannerError, PlannerState
-from engine.verify import Proposal
+from engine.planning import Plan, PlannerError, PlannerState
+from engine.verdicts import Proposal
 
 __all__ = ["MAX_QUERIES", "LLMConfig", "LLMPlanner", "parse_plan"]
 

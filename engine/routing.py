@@ -14,27 +14,10 @@ from dataclasses import dataclass, field
 
 from engine.answers import Route
 from engine.search import Hit
+from engine.words import content_terms, entities
 
-__all__ = [
-    "QuestionShape",
-    "RoutingConfig",
-    "RoutingDecision",
-    "content_terms",
-    "entities",
-    "question_parts",
-    "route",
-    "shape",
-    "stem",
-    "stems",
-]
+__all__ = ["QuestionShape", "RoutingConfig", "RoutingDecision", "question_parts", "route", "shape"]
 
-_WORD = re.compile(r"[^\W_][\w'’\-]*")
-"""A word in any script: "Prológica" and "Høgh" are one word each, not "Prol gica" and "H gh"."""
-_DIGIT_DASH = re.compile(r"(?<=\d)[‐‑‒–—−](?=\d)")
-_CAPITAL = "A-Z0-9À-ÖØ-Þ"
-_ENTITY = re.compile(
-    rf"(?:\"[^\"]+\"|“[^”]+”|(?:[{_CAPITAL}][\w'’\-.]*)(?:\s+(?:of|the|de|&)?\s*[{_CAPITAL}][\w'’\-.]*)*)"
-)
 _COMPARISON = re.compile(
     r"\b(which|who|what)\b.*\b(or)\b|^\s*(is|are|was|were|do|does|did|has|have)\b.+\bor\b"
     r"|\bboth\b|\beither\b|\bneither\b|\bsame\b|\bcompared?\b|\bdiffer"
@@ -46,63 +29,6 @@ _BRIDGE = re.compile(
     r"|\bthe \w+ (of|in|for|by) the\b",
     re.IGNORECASE,
 )
-STOPWORDS = frozenset(
-    """a an the of in on at to for by with from as is are was were be been being and or but not no nor so
-    what which who whom whose when where why how that this these those it its they them their there here
-    do does did has have had can could would should will shall may might must than then also into onto
-    about over under between both either neither same more less most least any all some such only very
-    one i you he she we his her our your my me him us name named called""".split()  # noqa: SIM905
-)
-
-
-def stem(word: str) -> str:
-    """A light suffix-stripping stem, so that inflections meet: "defeated", "defeating" and "defeats" all
-    give "defeat", "produced" and "produce" give "produc". Words of four letters or fewer are kept whole."""
-    word = word.lower()
-    if len(word) <= 4 or not word.isalpha():
-        return word
-    if word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    for suffix in ("ingly", "edly", "ing", "ed", "ly"):
-        base = word[: -len(suffix)]
-        if word.endswith(suffix) and len(base) >= 3 and any(v in base for v in "aeiouy"):
-            word = base
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
-                word = word[:-1]  # stopped -> stop
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
-
-
-def stems(text: str) -> set[str]:
-    """The stems of a text's content terms: what the planner and the verifier compare texts by."""
-    return {stem(t) for t in content_terms(text)}
-
-
-def content_terms(text: str) -> list[str]:
-    """Lower-cased words that carry content (no stopwords), in order, without repeats; a dash between digits
-    is a hyphen, so the "2-6" of a question meets the "2–6" of a page."""
-    words = (w.lower().strip("'’-") for w in _WORD.findall(_DIGIT_DASH.sub("-", text)))
-    return list(dict.fromkeys(w for w in words if w and w not in STOPWORDS))
-
-
-def entities(text: str) -> list[str]:
-    """Capitalised or quoted spans and numbers, skipping a capitalised first word that is only a stopword."""
-    found = []
-    for match in _ENTITY.finditer(text):
-        span = match.group(0).strip('"“”. ')
-        if not span or span.lower() in STOPWORDS:
-            continue
-        words = span.split()
-        while words and words[0].lower() in STOPWORDS:
-            words = words[1:]
-        if words:
-            found.append(" ".join(words))
-    return list(dict.fromkeys(found))
-
 
 _PART_BREAK = re.compile(
     r"(?:,|;|\s+-|\s+–)?\s+(?:and|but|or)\s+(?=(?:(?:on|in|at|for|from|to|with|by)\s+)?(?:what|which|who|where|when|why|how|is|are|was|were|do|does"

@@ -12,121 +12,20 @@ references, no contradiction, coverage, and a composite at or above the threshol
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 
 import numpy as np
 
-from engine.answers import Budget, ReferenceNeed, Verification
+from engine.answers import ReferenceNeed, Stage, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
-from engine.routing import content_terms, entities, stem, stems
 from engine.search import Hit
-from indexer.hashing import normalize_sentence
+from engine.verdicts import Conflict, Proposal, Verdict, VerifyConfig
+from engine.words import content_terms, coverage, same_text, stems, subject
 
-__all__ = ["Conflict", "Proposal", "Verdict", "Verifier", "VerifyConfig", "coverage"]
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyConfig:
-    """Thresholds and weights of the stages; `threshold` is the composite a clause needs (0.6 by default)."""
-
-    threshold: float = 0.6
-    entail_threshold: float = 0.5
-    contradiction_threshold: float = 0.85
-    coverage_threshold: float = 0.8
-    weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 1.0)
-    """Similarity, relevance, entailment, coverage, non-contradiction."""
-    supports_per_clause: int = 4
-    contradiction_candidates: int = 3
-    related_cosine: float = 0.45
-    """Only evidence at least this close to a clause is checked for contradicting it."""
-    conflict_overlap: float = 0.6
-    """...and only when it shares this share of the clause's key terms: NLI models trained on captions call
-    two sentences about different subjects ("X is a 1998 film", "Y is a 2005 film") contradictory."""
-    verbatim_shortcut: bool = True
-    """A clause identical to its support is entailed without an NLI call, on every budget: identity is
-    entailment, and the shipped NLI model calls some long sentences neutral to themselves (asking it anyway
-    refused gold sentences on HotpotQA: README.md, Answers)."""
-    stop_at_first_sufficient: bool = False
-    """Keep only the first supports that meet the need (the low budget)."""
-    min_relevance: float = 0.35
-    """A clause whose best source the relevance model scores below this for the question is not emitted,
-    however well its sources entail it: a true sentence that does not bear on the question is no answer.
-    Chosen on HotpotQA, where it raised citation precision with no abstention and no loss of recall
-    (README.md, Answers). Without the model nothing gates here: a cosine is too weak a signal."""
-    min_relevance_linked: float = 0.15
-    """The relevance floor for a linked proposal. "As of 2010 the county population was 9,984" bears on "the
-    lake is in a county of how many inhabitants?" only through the finding that puts the lake in the county;
-    the relevance model, reading the question alone, refuses gold later hops at the full floor; on HotpotQA
-    the lower one lets through mostly gold ones (README.md, Answers)."""
-    max_sources: int = 1
-    """Sources cited for a single-reference clause, strongest entailment first, on every budget. Corroborating
-    sources are where a small NLI model errs: on HotpotQA most extra sources were not supporting facts, and
-    citing more a clause cut citation precision (README.md, Answers)."""
-
-    def for_budget(self, budget: Budget) -> VerifyConfig:
-        """Low stops at the first sufficient support; high runs every stage on more candidates."""
-        if budget is Budget.LOW:
-            return replace(self, supports_per_clause=2, stop_at_first_sufficient=True)
-        if budget is Budget.HIGH:
-            return replace(self, supports_per_clause=8, stop_at_first_sufficient=False)
-        return self
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """A clause the planner wants to emit, how many references it needs, and the sources it had in mind."""
-
-    clause: str
-    need: ReferenceNeed = ReferenceNeed.SINGLE
-    support_ids: tuple[int, ...] = ()
-    linked: bool = False
-    """Its document was reached through a finding that names it (a bridge's later hop), so the question
-    alone does not say what makes it relevant, and `min_relevance_linked` applies."""
-    asks: str = ""
-    """The part of a two-part question this clause answers ("...and on which path will it receive them?"):
-    its sources may bear on that part more than on the whole question."""
-
-
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """What contradicted a clause: an evidence sentence, or an accepted clause (by its index)."""
-
-    probability: float
-    hit: Hit | None = None
-    clause_index: int | None = None
-
-
-@dataclass(slots=True)
-class Verdict:
-    """The outcome for one proposal; `supports` are the entailing sources when accepted."""
-
-    proposal: Proposal
-    accepted: bool
-    reason: str
-    supports: list[Hit] = field(default_factory=list)
-    verification: Verification = field(default_factory=Verification)
-    confidence: float = 0.0
-    conflict: Conflict | None = None
-
-
-def coverage(clause: str, texts: Sequence[str]) -> float:
-    """Share of the clause's content words found in `texts` (by stem); 0 if any number is missing."""
-    haystack = " ".join(texts)
-    numbers = set(_NUMBER.findall(clause))
-    if not numbers <= set(_NUMBER.findall(haystack)):
-        return 0.0
-    terms = [t for t in content_terms(clause) if not _NUMBER.fullmatch(t)]
-    if not terms:
-        return 1.0
-    have = stems(haystack)
-    have |= set(content_terms(haystack))
-    return sum(1 for t in terms if stem(t) in have or t in have) / len(terms)
+__all__ = ["Verifier"]
 
 
 @dataclass(slots=True)
@@ -185,9 +84,9 @@ class Verifier:
             candidates = list({h.sentence_id: h for h in chosen + ranked}.values())[:limit]
             job = _Job(proposal, candidates if proposal.need is not ReferenceNeed.NONE else [], sims)
             job.accepted = list(accepted)
-            job.subject = _subject(proposal.clause)
+            job.subject = subject(proposal.clause)
             for hit in job.candidates:
-                if not (config.verbatim_shortcut and _same(hit.text, proposal.clause)):
+                if not (config.verbatim_shortcut and same_text(hit.text, proposal.clause)):
                     job.entail_pairs[hit.sentence_id] = len(pairs)
                     pairs.append((pool.premise(hit), proposal.clause))
             if proposal.need is ReferenceNeed.MULTI and len(job.candidates) >= 2:
@@ -223,7 +122,7 @@ class Verifier:
         else; "Dainan is a town under Xinghua" names Xinghua but is about Dainan."""
         if job.subject and not set(job.subject) <= set(content_terms(text)):
             return False
-        theirs = _subject(text)
+        theirs = subject(text)
         if theirs and not set(theirs) <= set(content_terms(job.proposal.clause)):
             return False
         return coverage(job.proposal.clause, [text]) >= self._config.conflict_overlap
@@ -269,25 +168,27 @@ class Verifier:
                 missing = (
                     "" if self._entailment is not None else " (no entailment model: only verbatim clauses)"
                 )
-                return Verdict(proposal, False, f"no candidate source entails it{missing}")
+                return Verdict(proposal, Stage.ENTAILMENT, f"no candidate source entails it{missing}")
             cover = coverage(proposal.clause, [pool.premise(h) for h in supports])
             entail = sum(entails(h) for h in supports) / len(supports)
         else:
             if job.joint_pair is None or not nli:
                 return Verdict(
                     proposal,
-                    False,
+                    Stage.ENTAILMENT,
                     "a multi-reference clause needs two candidate sources and the entailment model",
                 )
             entail = nli[job.joint_pair].entailment
             if entail < config.entail_threshold:
-                return Verdict(proposal, False, f"sources together do not entail it ({entail:.2f})")
+                return Verdict(
+                    proposal, Stage.ENTAILMENT, f"sources together do not entail it ({entail:.2f})"
+                )
             supports = _needed(proposal.clause, job.candidates[:3], pool)
             if len(supports) < 2:
-                return Verdict(proposal, False, "fewer than two sources are needed for it")
+                return Verdict(proposal, Stage.ENTAILMENT, "fewer than two sources are needed for it")
             cover = coverage(proposal.clause, [pool.premise(h) for h in supports])
         if cover < config.coverage_threshold:
-            return Verdict(proposal, False, f"key terms not in its sources (coverage {cover:.2f})")
+            return Verdict(proposal, Stage.COVERAGE, f"key terms not in its sources (coverage {cover:.2f})")
         cited = {h.sentence_id for h in supports}
         for hit in job.candidates:  # a candidate that does not support the clause may contradict it
             pair = job.entail_pairs.get(hit.sentence_id)
@@ -316,7 +217,13 @@ class Verifier:
         if contradiction.probability >= config.contradiction_threshold:
             reason = f"contradicted ({contradiction.probability:.2f})"
             return Verdict(
-                proposal, False, reason, supports, verification, verification.composite, contradiction
+                proposal,
+                Stage.CONTRADICTION,
+                reason,
+                supports,
+                verification,
+                verification.composite,
+                contradiction,
             )
         floor = config.min_relevance_linked if proposal.linked else config.min_relevance
         if self._relevance is not None and proposal.asks:
@@ -324,22 +231,12 @@ class Verifier:
             rels = [max(r, rated[h.sentence_id]) for r, h in zip(rels, supports, strict=True)]
         if self._relevance is not None and max(rels) < floor:
             reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
-            return Verdict(proposal, False, reason)
+            return Verdict(proposal, Stage.RELEVANCE, reason)
         if verification.composite < config.threshold:
             return Verdict(
-                proposal, False, f"composite {verification.composite:.2f} below {config.threshold}"
+                proposal, Stage.COMPOSITE, f"composite {verification.composite:.2f} below {config.threshold}"
             )
-        return Verdict(proposal, True, "entailed", supports, verification, verification.composite)
-
-
-def _subject(text: str) -> tuple[str, ...]:
-    """The terms of the first named entity, skipping figures ("In 1901 the Acme bridge": Acme)."""
-    named = (e for e in entities(text) if not _NUMBER.fullmatch(e))
-    return tuple(content_terms(next(named, "")))
-
-
-def _same(a: str, b: str) -> bool:
-    return normalize_sentence(a).rstrip(".") == normalize_sentence(b).rstrip(".")
+        return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
 
 
 def _needed(clause: str, candidates: list[Hit], pool: EvidencePool) -> list[Hit]:

@@ -25,7 +25,7 @@ from api.settings import ApiKey, ApiSettings
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
 from engine.search import Retriever
-from engine.verify import VerifyConfig
+from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository

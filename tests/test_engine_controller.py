@@ -7,56 +7,25 @@ test_engine_verify.py when its weights are present.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from engine.answers import Budget, Route, Status
-from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
-from engine.crossencoders import EntailmentScores
+from engine.controller import AnswerEngine, EngineConfig
 from engine.evidence import fetch_contexts
-from engine.planners import ExtractivePlanner, Plan, PlannerError, PlannerState
+from engine.planners import ExtractivePlanner
+from engine.planning import Plan, PlannerError, PlannerState
 from engine.search import Hit, Retriever
-from engine.verify import Proposal
+from engine.verdicts import Proposal
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
-
-DOCS = {
-    "lsu.md": "# 2003 LSU Tigers football team\n\nThe 2003 LSU Tigers football team represented "
-    "Louisiana State University. The Tigers compiled an 11-1 regular season record under coach Nick Saban.\n",
-    "sugar.md": "# 2004 Sugar Bowl\n\nThe 2004 Sugar Bowl was the BCS title game played by the LSU Tigers. "
-    "It was held at the Louisiana Superdome in New Orleans.\n",
-    "rose.md": "# Rose Bowl\n\nThe Rose Bowl is an annual college football game in Pasadena. "
-    "It is the oldest bowl game.\n",
-    "cooking.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
-    "Bake it at 220 degrees.\n",
-}
-
-
-class ContainmentNLI:
-    """Scripted NLI: entailed when the hypothesis is contained in the premise; listed pairs contradict."""
-
-    def __init__(self, contradict: Sequence[tuple[str, str]] = ()) -> None:
-        self.contradict = {(normalize_sentence(a), normalize_sentence(b)) for a, b in contradict}
-        self.calls = 0
-
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[EntailmentScores]:
-        self.calls += 1
-        out = []
-        for premise, hypothesis in pairs:
-            p, h = normalize_sentence(premise), normalize_sentence(hypothesis)
-            if any(a in p and b == h for a, b in self.contradict):
-                out.append(EntailmentScores(0.02, 0.03, 0.95))
-            elif h.rstrip(".") in p:
-                out.append(EntailmentScores(0.95, 0.04, 0.01))
-            else:
-                out.append(EntailmentScores(0.05, 0.9, 0.05))
-        return out
+from tests.engine_support import DOCS, ContainmentNLI, make_engine
 
 
 @pytest.fixture(scope="module")
@@ -80,16 +49,10 @@ def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Re
     instance.close()
 
 
-def _engine(
-    database: Database, retriever: Retriever, embedder: EmbeddingModel, **kwargs: object
-) -> AnswerEngine:
-    return AnswerEngine(database, retriever, embedder, **kwargs)  # type: ignore[arg-type]
-
-
 def test_bridge_question_takes_the_loop_and_cites_both_hops(
     clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
 ) -> None:
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
     result = engine.answer("Where was the BCS title game that the team coached by Nick Saban played in held?")
     assert result.route is Route.REASON
     assert result.status is Status.ANSWER
@@ -111,7 +74,7 @@ def test_bridge_question_takes_the_loop_and_cites_both_hops(
 def test_single_fact_with_a_confident_retrieval_takes_the_fast_path(
     clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
 ) -> None:
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
     result = engine.answer("why does bread dough rise")
     assert result.route is Route.FAST
     assert len(result.trace) == 1
@@ -128,7 +91,9 @@ def test_nothing_verifiable_is_insufficient_not_forced(
         def plan(self, state: PlannerState, *, final: bool) -> Plan:
             return Plan([Proposal("The Rose Bowl was first played in 1902.")], [], True)
 
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Inventing())
+    engine = make_engine(
+        clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Inventing()
+    )
     result = engine.answer("When was the first Rose Bowl game played, and which team won it?")
     assert result.status is Status.INSUFFICIENT
     assert result.clauses == []
@@ -158,7 +123,7 @@ def test_loop_is_bounded_and_never_repeats_a_search(
 
     planner = Stubborn()
     config = EngineConfig(hits_per_subquery=2, max_evidence=4, store=False)
-    engine = _engine(
+    engine = make_engine(
         clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner, config=config
     )
     result = engine.answer("Which bowl is older, the Rose Bowl or the Sugar Bowl?", budget)
@@ -187,7 +152,7 @@ def test_a_comparison_keeps_its_whole_first_retrieval(
     indexed: Path,
 ) -> None:
     config = EngineConfig(first_k=6, hits_per_subquery=2, store=False)
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
     result = engine.answer(question)
     assert result.route is Route.REASON
     first = retriever.search(question, 6)
@@ -208,77 +173,11 @@ def test_planner_failure_is_a_failed_round_not_a_failed_answer(
                 raise PlannerError("malformed output twice")
             return ExtractivePlanner().plan(state, final=final)
 
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Flaky())
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Flaky())
     result = engine.answer("Where was the BCS title game that the team coached by Nick Saban played in held?")
     assert result.trace[0].planner_error == "malformed output twice"
     assert len(result.trace) >= 2
     assert result.status is Status.ANSWER
-
-
-@pytest.mark.parametrize("policy", list(ConflictPolicy))
-def test_conflicting_sources(
-    policy: ConflictPolicy,
-    clean_database: Database,
-    retriever: Retriever,
-    embedder: EmbeddingModel,
-    conn: Connection,
-    repo_dir: Path,
-) -> None:
-    old = "The build cache is stored in the target folder."
-    new = "The build cache is stored in the home folder."
-    (repo_dir / "old.md").write_text(f"# Cache\n\n{old}\n")
-    reconcile_repository(conn, Repository("docs", repo_dir))
-    (repo_dir / "new.md").write_text(f"# Cache\n\n{new}\n")
-    reconcile_repository(conn, Repository("docs", repo_dir))
-    EmbeddingWorker(conn, embedder).drain()
-    nli = ContainmentNLI([(old, new), (new, old)])
-    config = EngineConfig(conflict_policy=policy, store=False)
-    engine = _engine(clean_database, retriever, embedder, entailment=nli, config=config)
-    result = engine.answer("where is the build cache stored")
-    texts = [c.clause for c in result.clauses]
-    if policy is ConflictPolicy.BOTH:
-        assert sorted(texts) == sorted([old, new])
-        assert result.clauses[0].conflicts_with == [1] and result.clauses[1].conflicts_with == [0]
-    else:
-        assert texts == [new]
-    assert any("disagree" in note for note in result.notes)
-
-
-def test_stored_answer_is_served_while_fresh_and_recomputed_after_an_edit(
-    clean_database: Database,
-    retriever: Retriever,
-    embedder: EmbeddingModel,
-    conn: Connection,
-    indexed: Path,
-) -> None:
-    nli = ContainmentNLI()
-    engine = _engine(clean_database, retriever, embedder, entailment=nli)
-    question = "why does bread dough rise"
-    first = answer(question, "low", engine=engine)
-    assert first.id is not None and first.status is Status.ANSWER
-    calls = nli.calls
-    again = answer(question, "low", engine=engine)
-    assert again.to_dict()["cached"] is True and again.to_dict()["id"] == first.id
-    assert nli.calls == calls  # nothing recomputed
-    (indexed / "cooking.md").write_text(
-        "# Bread\n\nBread dough rises because yeast makes gas. Bake it hot.\n"
-    )
-    reconcile_repository(conn, Repository("docs", indexed))
-    recomputed = answer(question, "low", engine=engine)
-    body = recomputed.to_dict()
-    assert body["cached"] is False and recomputed.id != first.id
-    assert any("changed or deleted" in n for n in body["notes"])
-    assert body["clauses"][0]["clause"] == "Bread dough rises because yeast makes gas."
-
-
-def test_high_budget_without_an_entailment_model_fails_with_a_reason(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
-) -> None:
-    engine = _engine(clean_database, retriever, embedder, entailment=None)
-    result = engine.answer("why does bread dough rise", Budget.HIGH)
-    assert result.status is Status.FAIL and "entailment" in (result.reason or "")
-    low = engine.answer("why does bread dough rise", Budget.LOW, use_store=False)
-    assert low.status is Status.ANSWER  # verbatim clauses verify without an NLI model
 
 
 class FlakyRetriever:
@@ -319,29 +218,6 @@ def test_a_failing_subquery_does_not_sink_the_round_and_empty_ones_are_broadened
     assert second.new_evidence  # the other subquery still brought evidence
 
 
-def test_high_budget_reverifies_a_stale_stored_answer(
-    clean_database: Database,
-    retriever: Retriever,
-    embedder: EmbeddingModel,
-    conn: Connection,
-    indexed: Path,
-) -> None:
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
-    question = "why does bread dough rise"
-    first = engine.answer(question, Budget.HIGH)
-    clause = first.clauses[0].clause
-    assert first.clauses[0].sources[0].path == "cooking.md"
-    # The cited sentence moves to another file: its row is deleted, the same words live on elsewhere.
-    (indexed / "cooking.md").write_text("# Bread\n\nBake it at 220 degrees.\n")
-    (indexed / "baking.md").write_text(f"# Baking\n\n{clause}\n")
-    reconcile_repository(conn, Repository("docs", indexed))
-    EmbeddingWorker(conn, embedder).drain()
-    again = engine.answer(question, Budget.HIGH)
-    assert any("re-verified" in n for n in again.notes)
-    assert [c.clause for c in again.clauses] == [clause]
-    assert again.clauses[0].sources[0].path == "baking.md"
-
-
 def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
     clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
 ) -> None:
@@ -363,7 +239,7 @@ def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
             return Plan([], [], True)
 
     planner = Guessing()
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner)
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner)
     result = engine.answer("Which is older, the Rose Bowl or the Sugar Bowl?", use_store=False)
     assert result.trace[0].rejected and not result.trace[0].accepted
     assert planner.seen_refusals[:2] == [0, 1]
@@ -376,7 +252,7 @@ def test_the_lead_of_a_cited_sentences_section_joins_the_evidence(
 ) -> None:
     """One hit is held; the lead that names the team rides along, listed right after the citation."""
     config = EngineConfig(first_k=1, hits_per_subquery=1, store=False)
-    engine = _engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
     result = engine.answer("Which team compiled an 11-1 regular season record under coach Nick Saban?")
     cited = result.clauses[0].sources[0]
     assert cited.text.startswith("The Tigers compiled")

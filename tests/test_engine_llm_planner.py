@@ -16,7 +16,7 @@ from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import EntailmentScores
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMConfig, LLMPlanner, parse_plan
-from engine.planners import PlannerError, PlannerState
+from engine.planning import PlannerError, PlannerState
 from engine.routing import shape
 from engine.search import Hit, Retriever
 from indexer.database import Connection, Database

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine.evidence import EvidencePool, SentenceContext
-from engine.planners import ExtractivePlanner, Finding, PlannerState
+from engine.planners import ExtractivePlanner
+from engine.planning import Finding, PlannerState
 from engine.routing import shape
 from engine.search import Hit
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.answers import Route
-from engine.routing import RoutingConfig, content_terms, entities, question_parts, route, shape, stem
+from engine.routing import RoutingConfig, question_parts, route, shape
 from engine.search import Hit
+from engine.words import content_terms, entities, stem
 
 
 def _hits(*scores: float, key: str = "rerank") -> list[Hit]:

@@ -10,11 +10,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.answers import ReferenceNeed
+from engine.answers import ReferenceNeed, Stage
 from engine.crossencoders import WEIGHTS_DIR, EntailmentModel, EntailmentScores, load_entailment
 from engine.evidence import EvidencePool
 from engine.search import Hit
-from engine.verify import Proposal, Verifier, VerifyConfig, coverage
+from engine.verdicts import Proposal, VerifyConfig
+from engine.verify import Verifier
+from engine.words import coverage
 from indexer.embedder import EmbeddingModel, load_embedding_model
 
 ENTAIL = EntailmentScores(0.96, 0.03, 0.01)
@@ -78,6 +80,7 @@ def test_verbatim_clause_is_entailed_without_an_nli_call(embedder: EmbeddingMode
     verdicts = Verifier(None).verify("when", [Proposal(SENTENCES[0]), paraphrase], _pool(embedder))
     assert verdicts[0].accepted and not verdicts[1].accepted
     assert "no entailment model" in verdicts[1].reason
+    assert verdicts[0].stage is None and verdicts[1].stage is Stage.ENTAILMENT
 
 
 def test_paraphrase_needs_entailment_and_pairs_are_batched_across_clauses(embedder: EmbeddingModel) -> None:
@@ -98,6 +101,7 @@ def test_a_wrong_number_fails_coverage_even_when_nli_says_entailed(embedder: Emb
     nli = ScriptedNLI([("opened in 1901", clause, ENTAIL)])
     verdict = Verifier(nli).verify("when", [Proposal(clause)], _pool(embedder))[0]
     assert not verdict.accepted and "coverage" in verdict.reason
+    assert verdict.stage is Stage.COVERAGE
     assert coverage(clause, [SENTENCES[0]]) == 0.0
     assert coverage("The Acme bridge opened in 1901.", [SENTENCES[0]]) == 1.0
 
@@ -110,6 +114,7 @@ def test_a_clause_contradicted_by_related_evidence_is_not_emitted(embedder: Embe
         "what does the bridge span", [Proposal(clause, support_ids=(2,))], _pool(embedder, texts)
     )[0]
     assert not verdict.accepted and "contradicted" in verdict.reason
+    assert verdict.stage is Stage.CONTRADICTION
     assert verdict.conflict is not None and verdict.conflict.hit is not None
     assert verdict.conflict.hit.sentence_id == 5
     assert verdict.supports and verdict.verification.composite > 0  # scored, so a conflict policy can keep it
@@ -157,6 +162,7 @@ def test_composite_threshold_and_low_budget_first_sufficient(embedder: Embedding
     strict = Verifier(nli, config=VerifyConfig(threshold=0.99))
     verdict = strict.verify("when", [Proposal(clause)], _pool(embedder, texts))[0]
     assert not verdict.accepted and "composite" in verdict.reason
+    assert verdict.stage is Stage.COMPOSITE
 
 
 def test_a_clause_with_no_reference_may_only_restate_accepted_clauses(embedder: EmbeddingModel) -> None:
@@ -255,6 +261,7 @@ def test_a_clause_whose_sources_do_not_bear_on_the_question_is_not_emitted(embed
         "why does bread rise", [proposal], _pool(embedder)
     )
     assert not low[0].accepted and "bear on the question" in low[0].reason
+    assert low[0].stage is Stage.RELEVANCE
     high = Verifier(ScriptedNLI(), _FixedRelevance(0.9)).verify(
         "why does bread rise", [proposal], _pool(embedder)
     )

@@ -1,0 +1,43 @@
+"""The answer engine's settings: retrieval sizes, loop bounds, the conflict policy, and the stage configs."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from engine.answers import Budget
+from engine.routing import RoutingConfig
+from engine.verdicts import VerifyConfig
+
+__all__ = ["MAX_ROUNDS", "ConflictPolicy", "EngineConfig"]
+
+MAX_ROUNDS = 6
+
+_ROUNDS = {Budget.LOW: 3, Budget.MID: 5, Budget.HIGH: MAX_ROUNDS}
+
+
+class ConflictPolicy(enum.Enum):
+    """What to do when two sources disagree about a clause."""
+
+    BOTH = "both"
+    """Emit both clauses, each with its own sources, marked as conflicting with each other."""
+    MOST_RECENT = "most_recent"
+    """Keep the clause whose source sentence changed most recently and drop the other."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Retrieval sizes, loop bounds and policies; budgets adjust rounds and verification from here."""
+
+    first_k: int = 10
+    hits_per_subquery: int = 5
+    max_evidence: int = 40
+    max_rounds: int = MAX_ROUNDS
+    conflict_policy: ConflictPolicy = ConflictPolicy.BOTH
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
+    store: bool = True
+
+    def rounds_for(self, budget: Budget) -> int:
+        """The most rounds a question on `budget` may run: 3 on low, 5 on mid, `max_rounds` at most."""
+        return min(self.max_rounds, _ROUNDS[budget])

@@ -1,0 +1,173 @@
+"""The rounds of one question: the FastPath is one round, the IRCoT loop (ReasonPath) several.
+
+The loop interleaves retrieval with planning: retrieve for the current queries (both lanes, de-duplicated
+against the evidence held, capped per subquery and in total), let the planner propose a clause and the next
+subquery, verify, and repeat until the planner is done, coverage is met, or the budget's rounds have run. A
+subquery that fails or brings nothing new is broadened once and then recorded as a failed search, which the
+planner sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked
+again what to search, so the next subquery does not follow a refused lead. Verification is run here, never by
+a planner, so no planner can emit an unverified clause.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+
+from engine.answers import Answer, RoundTrace
+from engine.config import EngineConfig
+from engine.conflicts import apply_verdict
+from engine.crossencoders import RelevanceModel
+from engine.evidence import cite_companions, fetch_contexts
+from engine.planning import FailedSearch, Plan, Planner, PlannerError, PlannerState
+from engine.search import Hit
+from engine.verify import Verifier
+from engine.words import content_terms
+from indexer.database import Connection
+
+__all__ = ["Rounds", "SearchFn"]
+
+SearchFn = Callable[[str, int], list[Hit]]
+"""A search under the question's filters: the query and how many hits."""
+
+
+@contextmanager
+def _timed(timings: dict[str, float], key: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[key] = timings.get(key, 0.0) + 1000 * (time.perf_counter() - started)
+
+
+@dataclass(frozen=True, slots=True)
+class Rounds:
+    """Runs the rounds of one question into `result`, with one verifier and one search for all of them."""
+
+    connect: Callable[[], AbstractContextManager[Connection]]
+    """Where the rounds' own queries get a connection (the engine's shared pool, or a new one)."""
+    planner: Planner
+    relevance: RelevanceModel | None
+    config: EngineConfig
+    verifier: Verifier
+    search: SearchFn
+
+    def fast(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
+        """The FastPath: one final round over the first retrieval."""
+        self.round(state, result, [state.question], first, final=True, retrieve_ms=ms)
+
+    def loop(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
+        """The ReasonPath: rounds until the planner is done, coverage is met, or `state.max_rounds` ran."""
+        queries, hits = [state.question], first
+        for number in range(1, state.max_rounds + 1):
+            state.round = number
+            final = number == state.max_rounds
+            going_on, next_queries = self.round(state, result, queries, hits, final=final, retrieve_ms=ms)
+            if not going_on or final:
+                return
+            started = time.perf_counter()
+            queries, hits = next_queries, self._gather(state, next_queries)
+            ms = 1000 * (time.perf_counter() - started)
+
+    def round(
+        self,
+        state: PlannerState,
+        result: Answer,
+        queries: list[str],
+        hits: list[Hit],
+        *,
+        final: bool,
+        retrieve_ms: float,
+    ) -> tuple[bool, list[str]]:
+        """One round: hold the new evidence, plan, verify; returns whether to go on and the next queries."""
+        trace = RoundTrace(state.round, list(queries), timings_ms={"retrieve": retrieve_ms})
+        if state.round == 1:
+            state.queries_run.extend(queries)
+        self._hold(state, queries, hits, trace)
+        self._rate(state, trace)
+        plan = self._plan(state, trace, final=final)
+        if plan is not None:
+            self._verify(state, result, plan, trace)
+            if plan.proposals and not trace.accepted and not plan.done:
+                # Every pick was refused: its subquery would follow a lead the answer does not hold, so
+                # the planner, now seeing the refusals, says again what to search next.
+                again = self._plan(state, trace, final=final)
+                if again is not None:
+                    plan.queries = again.queries
+        trace.failed_searches = [
+            {"query": f.query, "reason": f.reason} for f in state.failed if f.round == state.round
+        ]
+        result.trace.append(trace)
+        if plan is None:
+            return True, []  # a failed round: the planner gets the next round, with nothing new retrieved
+        if plan.done or state.coverage_met():
+            return False, []
+        next_queries = [q for q in plan.queries[:3] if state.is_new_query(q)]
+        return bool(next_queries), next_queries
+
+    def _hold(self, state: PlannerState, queries: list[str], hits: list[Hit], trace: RoundTrace) -> None:
+        """Fetch the contexts of this round's hits and hold the new ones, capped per subquery."""
+        with self.connect() as conn:
+            unseen = [h.sentence_id for h in hits if h.sentence_id not in state.pool.contexts]
+            state.pool.contexts.update(fetch_contexts(conn, unseen))
+        limit = self.config.hits_per_subquery * max(1, len(queries))
+        if state.round == 1 and state.shape.comparison:
+            # A comparison's own retrieval most often holds both its documents: all of it is kept.
+            limit = self.config.first_k
+        new = state.pool.add(hits, state.round, limit)
+        trace.new_evidence = [h.sentence_id for h in new]
+        # The planner reads this round's ranking, including evidence an earlier round already held.
+        state.latest = [h for h in hits if h.sentence_id in state.pool.hits]
+
+    def _rate(self, state: PlannerState, trace: RoundTrace) -> None:
+        """Rate this round's ranking for the question (and, before a first finding, for each of its parts)."""
+        if self.relevance is None:
+            return
+        with _timed(trace.timings_ms, "rate"):
+            parts = () if state.accepted else state.parts  # a part is answered by a first hop
+            for query in dict.fromkeys([state.question, *parts]):
+                state.pool.rate(query, self.relevance, state.latest)
+
+    def _plan(self, state: PlannerState, trace: RoundTrace, *, final: bool) -> Plan | None:
+        """The planner's plan, or None (recorded in the trace) when it could not make one."""
+        with _timed(trace.timings_ms, "plan"):
+            try:
+                return self.planner.plan(state, final=final)
+            except PlannerError as exc:
+                trace.planner_error = str(exc)
+                return None
+
+    def _verify(self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace) -> None:
+        """Verify the plan's proposals, apply each verdict, and cite each new source with what it leans on."""
+        with _timed(trace.timings_ms, "verify"):
+            accepted = [c.clause for c in result.clauses]
+            verdicts = self.verifier.verify(state.question, plan.proposals, state.pool, accepted)
+        for verdict in verdicts:
+            apply_verdict(verdict, state, result, trace, self.config.conflict_policy)
+        cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
+        if cited:  # their sections' leads join the evidence, each listed after its citation
+            with self.connect() as conn:
+                cite_companions(conn, state.pool, [c for c in result.clauses if c.round == state.round])
+                trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
+
+    def _gather(self, state: PlannerState, queries: list[str]) -> list[Hit]:
+        """Run each subquery (broadened once when it finds nothing new); failures are recorded, not raised."""
+        found: list[Hit] = []
+        cap = self.config.hits_per_subquery
+        for query in queries[:3]:
+            attempts = [query, " ".join(content_terms(query)[:6])]
+            for attempt in dict.fromkeys(a for a in attempts if a):
+                state.queries_run.append(attempt)
+                try:
+                    hits = self.search(attempt, cap * 3)
+                except Exception as exc:  # one failing subquery does not sink the round
+                    state.failed.append(FailedSearch(attempt, f"search failed: {exc}", state.round + 1))
+                    continue
+                held = set(state.pool.hits) | {h.sentence_id for h in found}
+                if any(h.sentence_id not in held for h in hits):
+                    found += [h for h in hits if h.sentence_id not in {f.sentence_id for f in found}]
+                    break
+                state.failed.append(FailedSearch(attempt, "no new evidence", state.round + 1))
+        return found

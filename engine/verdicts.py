@@ -1,0 +1,100 @@
+"""What verification reads and returns: a planned clause (`Proposal`), the thresholds (`VerifyConfig`), and
+the outcome (`Verdict`, with the stage that refused it, and the `Conflict` when something contradicted it).
+
+Planners write proposals and the controller reads verdicts; neither needs the verifier itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from engine.answers import Budget, ReferenceNeed, Stage, Verification
+from engine.search import Hit
+
+__all__ = ["Conflict", "Proposal", "Verdict", "VerifyConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyConfig:
+    """Thresholds and weights of the stages; `threshold` is the composite a clause needs (0.6 by default)."""
+
+    threshold: float = 0.6
+    entail_threshold: float = 0.5
+    contradiction_threshold: float = 0.85
+    coverage_threshold: float = 0.8
+    weights: tuple[float, float, float, float, float] = (1.0, 1.0, 1.0, 1.0, 1.0)
+    """Similarity, relevance, entailment, coverage, non-contradiction."""
+    supports_per_clause: int = 4
+    contradiction_candidates: int = 3
+    related_cosine: float = 0.45
+    """Only evidence at least this close to a clause is checked for contradicting it."""
+    conflict_overlap: float = 0.6
+    """...and only when it shares this share of the clause's key terms: NLI models trained on captions call
+    two sentences about different subjects ("X is a 1998 film", "Y is a 2005 film") contradictory."""
+    verbatim_shortcut: bool = True
+    """A clause identical to its support is entailed without an NLI call, on every budget: identity is
+    entailment, and the shipped NLI model calls some long sentences neutral to themselves."""
+    stop_at_first_sufficient: bool = False
+    """Keep only the first supports that meet the need (the low budget)."""
+    min_relevance: float = 0.35
+    """A clause whose best source the relevance model scores below this for the question is not emitted,
+    however well its sources entail it: a true sentence that does not bear on the question is no answer.
+    Without the model nothing gates here: a cosine is too weak a signal."""
+    min_relevance_linked: float = 0.15
+    """The relevance floor for a linked proposal. "As of 2010 the county population was 9,984" bears on "the
+    lake is in a county of how many inhabitants?" only through the finding that puts the lake in the county,
+    and the relevance model reads the question alone, so it scores such later hops low."""
+    max_sources: int = 1
+    """Sources cited for a single-reference clause, strongest entailment first, on every budget: corroborating
+    sources are where a small NLI model errs."""
+
+    def for_budget(self, budget: Budget) -> VerifyConfig:
+        """Low stops at the first sufficient support; high runs every stage on more candidates."""
+        if budget is Budget.LOW:
+            return replace(self, supports_per_clause=2, stop_at_first_sufficient=True)
+        if budget is Budget.HIGH:
+            return replace(self, supports_per_clause=8, stop_at_first_sufficient=False)
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A clause the planner wants to emit, how many references it needs, and the sources it had in mind."""
+
+    clause: str
+    need: ReferenceNeed = ReferenceNeed.SINGLE
+    support_ids: tuple[int, ...] = ()
+    linked: bool = False
+    """Its document was reached through a finding that names it (a bridge's later hop), so the question
+    alone does not say what makes it relevant, and `min_relevance_linked` applies."""
+    asks: str = ""
+    """The part of a two-part question this clause answers ("...and on which path will it receive them?"):
+    its sources may bear on that part more than on the whole question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """What contradicted a clause: an evidence sentence, or an accepted clause (by its index)."""
+
+    probability: float
+    hit: Hit | None = None
+    clause_index: int | None = None
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The outcome for one proposal; `supports` are the entailing sources when accepted."""
+
+    proposal: Proposal
+    stage: Stage | None
+    """The stage that refused the clause; None when it passed every stage."""
+    reason: str
+    supports: list[Hit] = field(default_factory=list)
+    verification: Verification = field(default_factory=Verification)
+    confidence: float = 0.0
+    conflict: Conflict | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the clause passed every stage and may be emitted."""
+        return self.stage is None

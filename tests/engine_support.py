@@ -1,0 +1,55 @@
+"""What the engine tests share: a small corpus of two hops and two distractors, and a scripted entailment
+model (a fake: the shipped NLI model's verdicts are not known in advance, and these tests need known ones).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.controller import AnswerEngine
+from engine.crossencoders import EntailmentScores
+from engine.search import Retriever
+from indexer.database import Database
+from indexer.embedder import EmbeddingModel
+from indexer.hashing import normalize_sentence
+
+__all__ = ["DOCS", "ContainmentNLI", "make_engine"]
+
+DOCS = {
+    "lsu.md": "# 2003 LSU Tigers football team\n\nThe 2003 LSU Tigers football team represented "
+    "Louisiana State University. The Tigers compiled an 11-1 regular season record under coach Nick Saban.\n",
+    "sugar.md": "# 2004 Sugar Bowl\n\nThe 2004 Sugar Bowl was the BCS title game played by the LSU Tigers. "
+    "It was held at the Louisiana Superdome in New Orleans.\n",
+    "rose.md": "# Rose Bowl\n\nThe Rose Bowl is an annual college football game in Pasadena. "
+    "It is the oldest bowl game.\n",
+    "cooking.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
+    "Bake it at 220 degrees.\n",
+}
+
+
+class ContainmentNLI:
+    """Scripted NLI: entailed when the hypothesis is contained in the premise; listed pairs contradict."""
+
+    def __init__(self, contradict: Sequence[tuple[str, str]] = ()) -> None:
+        self.contradict = {(normalize_sentence(a), normalize_sentence(b)) for a, b in contradict}
+        self.calls = 0
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> list[EntailmentScores]:
+        self.calls += 1
+        out = []
+        for premise, hypothesis in pairs:
+            p, h = normalize_sentence(premise), normalize_sentence(hypothesis)
+            if any(a in p and b == h for a, b in self.contradict):
+                out.append(EntailmentScores(0.02, 0.03, 0.95))
+            elif h.rstrip(".") in p:
+                out.append(EntailmentScores(0.95, 0.04, 0.01))
+            else:
+                out.append(EntailmentScores(0.05, 0.9, 0.05))
+        return out
+
+
+def make_engine(
+    database: Database, retriever: Retriever, embedder: EmbeddingModel, **kwargs: object
+) -> AnswerEngine:
+    """An engine over `database` with the given keyword arguments (models, planner, config)."""
+    return AnswerEngine(database, retriever, embedder, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,130 @@
+"""The answer engine and its answer store, and sources that disagree, on a real PostgreSQL with the real
+all-MiniLM-L6-v2 and the embedding worker; the entailment model is the scripted one of
+`tests.engine_support` (a premise entails a hypothesis it contains; listed pairs contradict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.answers import Budget, Status
+from engine.controller import ConflictPolicy, EngineConfig, answer
+from engine.search import Retriever
+from indexer.database import Connection, Database
+from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.reconcile import Repository, reconcile_repository
+from tests.engine_support import DOCS, ContainmentNLI, make_engine
+
+
+@pytest.fixture(scope="module")
+def embedder() -> EmbeddingModel:
+    return load_embedding_model()
+
+
+@pytest.fixture
+def indexed(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
+    for name, text in DOCS.items():
+        (repo_dir / name).write_text(text)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    EmbeddingWorker(conn, embedder).drain()
+    return repo_dir
+
+
+@pytest.fixture
+def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
+    instance = Retriever(clean_database, embedder)
+    yield instance
+    instance.close()
+
+
+@pytest.mark.parametrize("policy", list(ConflictPolicy))
+def test_conflicting_sources(
+    policy: ConflictPolicy,
+    clean_database: Database,
+    retriever: Retriever,
+    embedder: EmbeddingModel,
+    conn: Connection,
+    repo_dir: Path,
+) -> None:
+    old = "The build cache is stored in the target folder."
+    new = "The build cache is stored in the home folder."
+    (repo_dir / "old.md").write_text(f"# Cache\n\n{old}\n")
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    (repo_dir / "new.md").write_text(f"# Cache\n\n{new}\n")
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    EmbeddingWorker(conn, embedder).drain()
+    nli = ContainmentNLI([(old, new), (new, old)])
+    config = EngineConfig(conflict_policy=policy, store=False)
+    engine = make_engine(clean_database, retriever, embedder, entailment=nli, config=config)
+    result = engine.answer("where is the build cache stored")
+    texts = [c.clause for c in result.clauses]
+    if policy is ConflictPolicy.BOTH:
+        assert sorted(texts) == sorted([old, new])
+        assert result.clauses[0].conflicts_with == [1] and result.clauses[1].conflicts_with == [0]
+    else:
+        assert texts == [new]
+    assert any("disagree" in note for note in result.notes)
+
+
+def test_stored_answer_is_served_while_fresh_and_recomputed_after_an_edit(
+    clean_database: Database,
+    retriever: Retriever,
+    embedder: EmbeddingModel,
+    conn: Connection,
+    indexed: Path,
+) -> None:
+    nli = ContainmentNLI()
+    engine = make_engine(clean_database, retriever, embedder, entailment=nli)
+    question = "why does bread dough rise"
+    first = answer(question, "low", engine=engine)
+    assert first.id is not None and first.status is Status.ANSWER
+    calls = nli.calls
+    again = answer(question, "low", engine=engine)
+    assert again.to_dict()["cached"] is True and again.to_dict()["id"] == first.id
+    assert nli.calls == calls  # nothing recomputed
+    (indexed / "cooking.md").write_text(
+        "# Bread\n\nBread dough rises because yeast makes gas. Bake it hot.\n"
+    )
+    reconcile_repository(conn, Repository("docs", indexed))
+    recomputed = answer(question, "low", engine=engine)
+    body = recomputed.to_dict()
+    assert body["cached"] is False and recomputed.id != first.id
+    assert any("changed or deleted" in n for n in body["notes"])
+    assert body["clauses"][0]["clause"] == "Bread dough rises because yeast makes gas."
+
+
+def test_high_budget_without_an_entailment_model_fails_with_a_reason(
+    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+) -> None:
+    engine = make_engine(clean_database, retriever, embedder, entailment=None)
+    result = engine.answer("why does bread dough rise", Budget.HIGH)
+    assert result.status is Status.FAIL and "entailment" in (result.reason or "")
+    low = engine.answer("why does bread dough rise", Budget.LOW, use_store=False)
+    assert low.status is Status.ANSWER  # verbatim clauses verify without an NLI model
+
+
+def test_high_budget_reverifies_a_stale_stored_answer(
+    clean_database: Database,
+    retriever: Retriever,
+    embedder: EmbeddingModel,
+    conn: Connection,
+    indexed: Path,
+) -> None:
+    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    question = "why does bread dough rise"
+    first = engine.answer(question, Budget.HIGH)
+    clause = first.clauses[0].clause
+    assert first.clauses[0].sources[0].path == "cooking.md"
+    # The cited sentence moves to another file: its row is deleted, the same words live on elsewhere.
+    (indexed / "cooking.md").write_text("# Bread\n\nBake it at 220 degrees.\n")
+    (indexed / "baking.md").write_text(f"# Baking\n\n{clause}\n")
+    reconcile_repository(conn, Repository("docs", indexed))
+    EmbeddingWorker(conn, embedder).drain()
+    again = engine.answer(question, Budget.HIGH)
+    assert any("re-verified" in n for n in again.notes)
+    assert [c.clause for c in again.clauses] == [clause]
+    assert again.clauses[0].sources[0].path == "baking.md"
