@@ -26,9 +26,8 @@ from watchfiles import Change, awatch
 from watchfiles._rust_notify import WatchfilesRustInternalError
 
 from daemon.reconnect import Reconnector
-from daemon.sync import RepositorySync, SyncReport
 from indexer.database import Connection
-from indexer.reconcile import IndexOptions, Repository
+from indexer.reconcile import IndexOptions, Repository, RepositorySync, SyncReport
 from indexer.status import record_ingest
 
 __all__ = ["Watcher"]
@@ -214,21 +213,22 @@ class Watcher:
         """Not sampled as ingest latency: it measures downtime, not how fast a change is picked up."""
         for repo in self.repos:
             sync = self._sync(conn, repo.name)
-            self._record(conn, sync, sync.catch_up(conn), seen, sample=False)
+            self._record(conn, sync, SyncReport(sync.catch_up(conn), full_scan=True), seen, sample=False)
 
     def _record(
         self, conn: Connection, sync: RepositorySync, report: SyncReport, seen: float, *, sample: bool = True
     ) -> None:
         latency = time.monotonic() - seen
-        if report.committed:
+        index = report.index
+        if index.committed:
             if sample:
-                record_ingest(conn, sync.repository_id, [latency] * report.committed)
+                record_ingest(conn, sync.repository_id, [latency] * index.committed)
             log.info(
                 "synced",
                 repository=sync.repo.name,
-                written=report.written,
-                deleted=report.deleted,
-                renamed=report.renamed,
+                written=index.files_written,
+                deleted=index.documents_deleted,
+                renamed=index.documents_renamed,
                 full_scan=report.full_scan,
                 latency_ms=round(latency * 1000, 1),
             )

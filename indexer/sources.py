@@ -21,6 +21,7 @@ from pathspec import GitIgnoreSpec
 
 __all__ = [
     "DEFAULT_INCLUDE",
+    "DocumentMatcher",
     "FileFilter",
     "PathState",
     "ReadResult",
@@ -195,12 +196,55 @@ def read_markdown(path: Path, root: Path, max_bytes: int) -> ReadResult:
     )
 
 
-def _gitignore(directory: Path) -> GitIgnoreSpec | None:
-    try:
-        lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return GitIgnoreSpec.from_lines(lines)
+class DocumentMatcher:
+    """Whether a path is a document of the repository: the one rule `walk_markdown` and single paths share.
+
+    Include and exclude globs, every `.gitignore` from the root down (each read once, when first needed),
+    no `.git` folder and no symlinked folder on the way: a file the walk would not list is not indexed
+    because it was edited.
+    """
+
+    __slots__ = ("_exclude", "_ignores", "_include", "_root")
+
+    def __init__(self, root: Path, file_filter: FileFilter) -> None:
+        self._root = root
+        self._include, self._exclude = file_filter.spec()
+        self._ignores: dict[str, GitIgnoreSpec | None] = {}
+
+    def _ignore_spec(self, base: str) -> GitIgnoreSpec | None:
+        if base not in self._ignores:
+            try:
+                text = (self._root / base / ".gitignore").read_text(encoding="utf-8", errors="replace")
+                self._ignores[base] = GitIgnoreSpec.from_lines(text.splitlines())
+            except OSError:
+                self._ignores[base] = None
+        return self._ignores[base]
+
+    def _ignored(self, rel: str, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        probe = rel + "/" if is_dir else rel
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            spec = self._ignore_spec(base)
+            if spec is not None and spec.match_file(probe[len(base) + 1 :] if base else probe):
+                return True
+        return False
+
+    def listed(self, rel: str, is_dir: bool) -> bool:
+        """Whether the walk, once in the folder holding `rel`, enters it (a folder) or yields it (a file)."""
+        if is_dir:
+            return rel.rsplit("/", 1)[-1] != ".git" and not self._ignored(rel, True)
+        matched = self._include.match_file(rel) and not self._exclude.match_file(rel)
+        return matched and not self._ignored(rel, False)
+
+    def matches(self, rel: str) -> bool:
+        """Whether the walk would yield the file `rel`: every folder above it entered, the file kept."""
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if not self.listed(folder, True) or (self._root / folder).is_symlink():
+                return False
+        return self.listed(rel, False)
 
 
 def walk_markdown(root: Path, file_filter: FileFilter, problems: WalkProblems | None = None) -> Iterator[str]:
@@ -209,8 +253,7 @@ def walk_markdown(root: Path, file_filter: FileFilter, problems: WalkProblems | 
     Folders that cannot be listed and names that are not UTF-8 are left out of the paths and noted in
     `problems` (when given); a caller that deletes documents of unlisted files must spare those folders.
     """
-    include, exclude = file_filter.spec()
-    ignores: dict[str, GitIgnoreSpec | None] = {}
+    matcher = DocumentMatcher(root, file_filter)
     problems = problems if problems is not None else WalkProblems()
 
     def refused(exc: OSError) -> None:
@@ -218,37 +261,22 @@ def walk_markdown(root: Path, file_filter: FileFilter, problems: WalkProblems | 
         problems.unreadable_folders["" if folder == "." else folder] = exc.strerror or str(exc)
 
     for current, dirs, files in os.walk(root, onerror=refused, followlinks=False):
-        current_path = Path(current)
-        rel_dir = current_path.relative_to(root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        ignores[rel_dir] = _gitignore(current_path)
-
-        def ignored(rel: str, is_dir: bool, rel_dir: str = rel_dir) -> bool:
-            probe = rel + "/" if is_dir else rel
-            parts = rel_dir.split("/") if rel_dir else []
-            for depth in range(len(parts) + 1):
-                base = "/".join(parts[:depth])
-                spec = ignores.get(base)
-                if spec is not None and spec.match_file(probe[len(base) + 1 :] if base else probe):
-                    return True
-            return False
-
+        rel_dir = Path(current).relative_to(root).as_posix()
+        prefix = "" if rel_dir == "." else rel_dir + "/"
         kept = []
         for name in sorted(dirs):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name != ".git" and not ignored(rel, True):
+            if matcher.listed(prefix + name, True):
                 if is_undecodable(name):
-                    problems.undecodable.append(display_path(rel) + "/")
+                    problems.undecodable.append(display_path(prefix + name) + "/")
                 else:
                     kept.append(name)
         dirs[:] = kept
         for name in sorted(files):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if include.match_file(rel) and not exclude.match_file(rel) and not ignored(rel, False):
+            if matcher.listed(prefix + name, False):
                 if is_undecodable(name):
-                    problems.undecodable.append(display_path(rel))
+                    problems.undecodable.append(display_path(prefix + name))
                 else:
-                    yield rel
+                    yield prefix + name
 
 
 def git_head_commit(root: Path) -> str | None:

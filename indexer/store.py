@@ -7,7 +7,7 @@ row all change together or not at all, so a crash at any moment leaves each file
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +24,12 @@ __all__ = [
     "StoredDocument",
     "WriteResult",
     "delete_document",
+    "documents_under",
     "ensure_repository",
     "note_index_options",
     "refused_rows",
     "rename_document",
     "stored_documents",
-    "stored_documents_for",
     "touch_document",
     "write_document",
 ]
@@ -307,22 +307,26 @@ class StoredDocument:
     mtime_ns: int
 
 
-def stored_documents(conn: Connection, repository_id: int) -> dict[str, StoredDocument]:
-    """Every document of a repository by path."""
-    rows = conn.execute(
-        "SELECT path, id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s",
-        (repository_id,),
-    ).fetchall()
+def stored_documents(
+    conn: Connection, repository_id: int, paths: Collection[str] | None = None
+) -> dict[str, StoredDocument]:
+    """The documents of a repository by path: every one, or those of `paths`."""
+    query = "SELECT path, id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s"
+    if paths is None:
+        rows = conn.execute(query, (repository_id,)).fetchall()
+    else:
+        rows = conn.execute(query + " AND path = ANY(%s)", (repository_id, list(paths))).fetchall()
     return {r[0]: StoredDocument(r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def stored_documents_for(conn: Connection, repository_id: int, rel: str) -> dict[str, StoredDocument]:
-    """The stored row of one path, as a one-entry table like `stored_documents`'."""
+def documents_under(conn: Connection, repository_id: int, folders: Collection[str]) -> bool:
+    """Whether any document of the repository lies below one of `folders` (repository-relative)."""
     row = conn.execute(
-        "SELECT id, content_hash, size_bytes, mtime_ns FROM documents WHERE repository_id = %s AND path = %s",
-        (repository_id, rel),
+        "SELECT EXISTS (SELECT 1 FROM documents d, unnest(%s::text[]) p"
+        " WHERE d.repository_id = %s AND starts_with(d.path, p || '/'))",
+        (list(folders), repository_id),
     ).fetchone()
-    return {} if row is None else {rel: StoredDocument(row[0], row[1], row[2], row[3])}
+    return bool(row and row[0])
 
 
 def touch_document(conn: Connection, document_id: int, mtime_ns: int, git_commit: str | None) -> None:
