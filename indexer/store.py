@@ -190,6 +190,12 @@ ON CONFLICT (sentence_id) DO NOTHING
 """
 
 
+def _file_columns(doc: DocumentFile, sentence_count: int) -> tuple[object, ...]:
+    """The document row's file columns in the order both writes list them: title, content hash, size,
+    mtime, commit, sentence count."""
+    return (doc.title, doc.content_hash, doc.size_bytes, doc.mtime_ns, doc.git_commit, sentence_count)
+
+
 def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> WriteResult:
     """Bring one document's rows to `doc`'s state, writing only new, removed and moved sentences.
 
@@ -208,16 +214,7 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
             inserted_row = conn.execute(
                 "INSERT INTO documents (repository_id, path, title, content_hash, size_bytes, mtime_ns,"
                 " git_commit, sentence_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    repository_id,
-                    doc.path,
-                    doc.title,
-                    doc.content_hash,
-                    doc.size_bytes,
-                    doc.mtime_ns,
-                    doc.git_commit,
-                    len(fresh),
-                ),
+                (repository_id, doc.path, *_file_columns(doc, len(fresh))),
             ).fetchone()
             assert inserted_row is not None
             document_id = int(inserted_row[0])
@@ -227,15 +224,7 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
             conn.execute(
                 "UPDATE documents SET title = %s, content_hash = %s, size_bytes = %s, mtime_ns = %s,"
                 " git_commit = %s, sentence_count = %s, indexed_at = now() WHERE id = %s",
-                (
-                    doc.title,
-                    doc.content_hash,
-                    doc.size_bytes,
-                    doc.mtime_ns,
-                    doc.git_commit,
-                    len(fresh),
-                    document_id,
-                ),
+                (*_file_columns(doc, len(fresh)), document_id),
             )
             stored = _load_sentences(conn, document_id)
         diff = diff_sentences(stored, fresh)

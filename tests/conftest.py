@@ -15,6 +15,7 @@ import pytest
 
 from engine.search import Retriever
 from indexer.database import Connection, Database, open_database
+from indexer.embedder import EmbeddingModel, load_embedding_model
 
 _TABLES = (
     "answer_sources, answer_clauses, answers, embedding_backlog, sentence_embeddings, ingest_samples,"
@@ -39,6 +40,20 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Database:
 def lexical_retriever(database: Database) -> Iterator[Retriever]:
     """A retriever with no embedder (the lexical lane only), shared by the tests of a module."""
     instance = Retriever(database, None, max_connections=4)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> EmbeddingModel:
+    """The default embedding model (its weights ship in a package, loaded offline), loaded once."""
+    return load_embedding_model()
+
+
+@pytest.fixture
+def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
+    """A retriever over both lanes with the default embedder, on a clean database."""
+    instance = Retriever(clean_database, embedder)
     yield instance
     instance.close()
 

@@ -5,13 +5,16 @@ model (a fake: the shipped NLI model's verdicts are not known in advance, and th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from engine.controller import AnswerEngine
 from engine.crossencoders import EntailmentScores
 from engine.search import Retriever
-from indexer.database import Database
+from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
+from indexer.embedding_queue import EmbeddingWorker
 from indexer.hashing import normalize_sentence
+from indexer.reconcile import Repository, reconcile_repository
 
 __all__ = ["DOCS", "ContainmentNLI", "make_engine"]
 
@@ -53,3 +56,12 @@ def make_engine(
 ) -> AnswerEngine:
     """An engine over `database` with the given keyword arguments (models, planner, config)."""
     return AnswerEngine(database, retriever, embedder, **kwargs)  # type: ignore[arg-type]
+
+
+def index_docs(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
+    """`DOCS` written into `repo_dir`, indexed as repository "docs" and embedded; returns `repo_dir`."""
+    for name, text in DOCS.items():
+        (repo_dir / name).write_text(text)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    EmbeddingWorker(conn, embedder).drain()
+    return repo_dir

@@ -6,35 +6,20 @@ one of test_engine_controller.py (a conflict needs a contradiction the shipped N
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from api.metrics import ApiMetrics
 from engine.answers import Stage
 from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig
 from engine.search import Retriever
 from indexer.database import Connection, Database
-from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
 from tests.engine_support import ContainmentNLI
 
 OLD = "The build cache is stored in the target folder."
 NEW = "The build cache is stored in the home folder."
-
-
-@pytest.fixture(scope="module")
-def embedder() -> EmbeddingModel:
-    return load_embedding_model()
-
-
-@pytest.fixture
-def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
-    instance = Retriever(clean_database, embedder)
-    yield instance
-    instance.close()
 
 
 def _rejected(metrics: ApiMetrics, stage: str) -> float:

@@ -7,7 +7,6 @@ test_engine_verify.py when its weights are present.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,32 +20,15 @@ from engine.planning import Plan, PlannerError, PlannerState
 from engine.search import Hit, Retriever
 from engine.verdicts import Proposal
 from indexer.database import Connection, Database
-from indexer.embedder import EmbeddingModel, load_embedding_model
-from indexer.embedding_queue import EmbeddingWorker
+from indexer.embedder import EmbeddingModel
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
-from tests.engine_support import DOCS, ContainmentNLI, make_engine
-
-
-@pytest.fixture(scope="module")
-def embedder() -> EmbeddingModel:
-    return load_embedding_model()
+from tests.engine_support import ContainmentNLI, index_docs, make_engine
 
 
 @pytest.fixture
 def indexed(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
-    for name, text in DOCS.items():
-        (repo_dir / name).write_text(text)
-    reconcile_repository(conn, Repository("docs", repo_dir))
-    EmbeddingWorker(conn, embedder).drain()
-    return repo_dir
-
-
-@pytest.fixture
-def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
-    instance = Retriever(clean_database, embedder)
-    yield instance
-    instance.close()
+    return index_docs(conn, repo_dir, embedder)
 
 
 def test_bridge_question_takes_the_loop_and_cites_both_hops(

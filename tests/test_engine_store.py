@@ -5,7 +5,6 @@ all-MiniLM-L6-v2 and the embedding worker; the entailment model is the scripted 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,31 +13,15 @@ from engine.answers import Budget, Status
 from engine.controller import ConflictPolicy, EngineConfig, answer
 from engine.search import Retriever
 from indexer.database import Connection, Database
-from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
-from tests.engine_support import DOCS, ContainmentNLI, make_engine
-
-
-@pytest.fixture(scope="module")
-def embedder() -> EmbeddingModel:
-    return load_embedding_model()
+from tests.engine_support import ContainmentNLI, index_docs, make_engine
 
 
 @pytest.fixture
 def indexed(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
-    for name, text in DOCS.items():
-        (repo_dir / name).write_text(text)
-    reconcile_repository(conn, Repository("docs", repo_dir))
-    EmbeddingWorker(conn, embedder).drain()
-    return repo_dir
-
-
-@pytest.fixture
-def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
-    instance = Retriever(clean_database, embedder)
-    yield instance
-    instance.close()
+    return index_docs(conn, repo_dir, embedder)
 
 
 @pytest.mark.parametrize("policy", list(ConflictPolicy))

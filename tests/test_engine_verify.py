@@ -17,7 +17,7 @@ from engine.search import Hit
 from engine.verdicts import Proposal, VerifyConfig
 from engine.verify import Verifier
 from engine.words import coverage
-from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbeddingModel
 
 ENTAIL = EntailmentScores(0.96, 0.03, 0.01)
 NEUTRAL = EntailmentScores(0.05, 0.9, 0.05)
@@ -48,11 +48,6 @@ SENTENCES = [
     "The Blue river floods every spring.",
     "Bread dough rises because yeast produces gas.",
 ]
-
-
-@pytest.fixture(scope="module")
-def embedder() -> EmbeddingModel:
-    return load_embedding_model()
 
 
 def _pool(embedder: EmbeddingModel, texts: Sequence[str] = SENTENCES) -> EvidencePool:

@@ -5,7 +5,7 @@ The lane tests use the real all-MiniLM-L6-v2 from its package and the real embed
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -27,7 +27,7 @@ from engine.search import (
     staged_lexical_search,
 )
 from indexer.database import Connection, Database
-from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
 
@@ -111,18 +111,6 @@ def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo
     hopeless = staged_lexical_search(conn, "memoizes qzxvwk", 5)
     assert hopeless.stages_run == [LexicalStage.EXACT]
     assert _text(conn, hopeless.hits[0]).startswith("The query system memoizes")
-
-
-@pytest.fixture(scope="module")
-def embedder() -> EmbeddingModel:
-    return load_embedding_model()
-
-
-@pytest.fixture
-def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Retriever]:
-    instance = Retriever(clean_database, embedder)
-    yield instance
-    instance.close()
 
 
 def test_lexical_hits_come_before_embedding_then_vectors_join(
