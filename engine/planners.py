@@ -35,6 +35,17 @@ class ExtractivePlanner:
     rank and document features (together about 0 to 3) in the first hop: the learned rating chooses, and the
     features only break what it leaves nearly tied. Later hops and comparisons are chosen by the features
     alone. Each part of a two-part question is chosen by its own rating."""
+    heading_prior: float = 0.6
+    """Weight of a heading made of target (or, before a finding, question) terms: the section is about it."""
+    lead_prior: float = 0.2
+    """Weight of a sentence's place in its section (the lead defines the subject), divided by its ordinal."""
+    figure_prior: float = 0.5
+    """Weight of a sentence stating a figure when the question compares quantities or, once its subject is
+    found, asks for one ("when", "how many")."""
+    title_prior: float = 0.5
+    """Weight of a sentence in the document titled with a compared name that no finding holds yet."""
+    named_hops: bool = True
+    """Past a bridge's first hop, a new document must be named by the findings or the question."""
 
     @property
     def name(self) -> str:
@@ -65,7 +76,7 @@ class ExtractivePlanner:
         """
         covered = state.covered_documents()
         fresh = [h for h in ranked if h.path not in covered]
-        if state.accepted and not state.shape.comparison:
+        if state.accepted and not state.shape.comparison and self.named_hops:
             held = state.held()
             read = [*held, *(lead for h in held if (lead := state.pool.lead_of(h)))]
             named = stems(" ".join([state.question, *(h.text for h in read)]))
@@ -143,11 +154,12 @@ class ExtractivePlanner:
             words = stems(hit.headed_text)
             overlap = len(targets & words) / len(targets) if targets else 0.0
             heading = stems(" ".join(hit.heading_path))
-            about = 0.6 * len(heading & about_terms) / len(heading) if heading else 0.0
-            figure = 0.5 if measured and _DIGIT.search(hit.text) else 0.0
-            titled = 0.5 if _title(hit) in sought else 0.0
+            about = self.heading_prior * len(heading & about_terms) / len(heading) if heading else 0.0
+            figure = self.figure_prior if measured and _DIGIT.search(hit.text) else 0.0
+            titled = self.title_prior if _title(hit) in sought else 0.0
             rated = weight * state.pool.rating(state.question, hit)
-            return overlap + 0.5 / (1 + rank) + about + 0.2 / max(1, hit.ordinal) + figure + titled + rated
+            lead = self.lead_prior / max(1, hit.ordinal)
+            return overlap + 0.5 / (1 + rank) + about + lead + figure + titled + rated
 
         scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
         return sorted(scored, key=lambda item: -item[1])
