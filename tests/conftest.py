@@ -7,12 +7,14 @@ fully migrated database in milliseconds.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
+from engine.controller import AnswerEngine
 from engine.search import Retriever
 from indexer.database import Connection, Database, open_database
 from indexer.embedder import EmbeddingModel, load_embedding_model
@@ -56,6 +58,19 @@ def retriever(clean_database: Database, embedder: EmbeddingModel) -> Iterator[Re
     instance = Retriever(clean_database, embedder)
     yield instance
     instance.close()
+
+
+@pytest.fixture
+def new_engine(
+    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel
+) -> Callable[..., AnswerEngine]:
+    """Builds an answer engine over the clean database, the two-lane retriever and the default embedder; its
+    keyword arguments (models, planner, config) go to the engine."""
+
+    def build(**kwargs: Any) -> AnswerEngine:
+        return AnswerEngine(clean_database, retriever, embedder, **kwargs)
+
+    return build
 
 
 @pytest.fixture

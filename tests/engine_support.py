@@ -7,16 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.controller import AnswerEngine
 from engine.crossencoders import EntailmentScores
-from engine.search import Retriever
-from indexer.database import Connection, Database
+from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
 
-__all__ = ["DOCS", "ContainmentNLI", "make_engine"]
+__all__ = ["DOCS", "ContainmentNLI", "index_docs"]
 
 DOCS = {
     "lsu.md": "# 2003 LSU Tigers football team\n\nThe 2003 LSU Tigers football team represented "
@@ -49,13 +47,6 @@ class ContainmentNLI:
             else:
                 out.append(EntailmentScores(0.05, 0.9, 0.05))
         return out
-
-
-def make_engine(
-    database: Database, retriever: Retriever, embedder: EmbeddingModel, **kwargs: object
-) -> AnswerEngine:
-    """An engine over `database` with the given keyword arguments (models, planner, config)."""
-    return AnswerEngine(database, retriever, embedder, **kwargs)  # type: ignore[arg-type]
 
 
 def index_docs(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:

@@ -6,12 +6,12 @@ one of test_engine_controller.py (a conflict needs a contradiction the shipped N
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from api.metrics import ApiMetrics
 from engine.answers import Stage
 from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig
-from engine.search import Retriever
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
@@ -30,8 +30,8 @@ def _rejected(metrics: ApiMetrics, stage: str) -> float:
 
 
 def test_a_clause_that_loses_to_a_more_recent_source_is_counted_as_a_conflict(
+    new_engine: Callable[..., AnswerEngine],
     clean_database: Database,
-    retriever: Retriever,
     embedder: EmbeddingModel,
     conn: Connection,
     repo_dir: Path,
@@ -43,7 +43,7 @@ def test_a_clause_that_loses_to_a_more_recent_source_is_counted_as_a_conflict(
     EmbeddingWorker(conn, embedder).drain()
     config = EngineConfig(conflict_policy=ConflictPolicy.MOST_RECENT, store=False)
     nli = ContainmentNLI([(OLD, NEW), (NEW, OLD)])
-    engine = AnswerEngine(clean_database, retriever, embedder, entailment=nli, config=config)
+    engine = new_engine(entailment=nli, config=config)
     result = engine.answer("where is the target folder build cache stored")
     rejected = [r for t in result.trace for r in t.rejected]
     assert [r.stage for r in rejected if r.clause == OLD] == [Stage.CONFLICT]
@@ -58,8 +58,8 @@ def _sample(metrics: ApiMetrics, prefix: str) -> float:
 
 
 def test_an_answer_served_again_from_the_store_counts_as_an_answer_only(
+    new_engine: Callable[..., AnswerEngine],
     clean_database: Database,
-    retriever: Retriever,
     embedder: EmbeddingModel,
     conn: Connection,
     repo_dir: Path,
@@ -67,7 +67,7 @@ def test_an_answer_served_again_from_the_store_counts_as_an_answer_only(
     (repo_dir / "new.md").write_text(f"# Cache\n\n{NEW}\n")
     reconcile_repository(conn, Repository("docs", repo_dir))
     EmbeddingWorker(conn, embedder).drain()
-    engine = AnswerEngine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = new_engine(entailment=ContainmentNLI())
     first = engine.answer("where is the build cache stored")
     again = engine.answer("where is the build cache stored")
     assert first.clauses and not first.cached and again.cached

@@ -7,6 +7,7 @@ test_engine_verify.py when its weights are present.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
-from tests.engine_support import ContainmentNLI, index_docs, make_engine
+from tests.engine_support import ContainmentNLI, index_docs
 
 
 @pytest.fixture
@@ -32,9 +33,10 @@ def indexed(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
 
 
 def test_bridge_question_takes_the_loop_and_cites_both_hops(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    indexed: Path,
 ) -> None:
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = new_engine(entailment=ContainmentNLI())
     result = engine.answer("Where was the BCS title game that the team coached by Nick Saban played in held?")
     assert result.route is Route.REASON
     assert result.status is Status.ANSWER
@@ -54,9 +56,10 @@ def test_bridge_question_takes_the_loop_and_cites_both_hops(
 
 
 def test_single_fact_with_a_confident_retrieval_takes_the_fast_path(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    indexed: Path,
 ) -> None:
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = new_engine(entailment=ContainmentNLI())
     result = engine.answer("why does bread dough rise")
     assert result.route is Route.FAST
     assert len(result.trace) == 1
@@ -65,7 +68,7 @@ def test_single_fact_with_a_confident_retrieval_takes_the_fast_path(
 
 
 def test_nothing_verifiable_is_insufficient_not_forced(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine], indexed: Path
 ) -> None:
     class Inventing:
         name = "inventing"
@@ -73,9 +76,7 @@ def test_nothing_verifiable_is_insufficient_not_forced(
         def plan(self, state: PlannerState, *, final: bool) -> Plan:
             return Plan([Proposal("The Rose Bowl was first played in 1902.")], [], True)
 
-    engine = make_engine(
-        clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Inventing()
-    )
+    engine = new_engine(entailment=ContainmentNLI(), planner=Inventing())
     result = engine.answer("When was the first Rose Bowl game played, and which team won it?")
     assert result.status is Status.INSUFFICIENT
     assert result.clauses == []
@@ -86,9 +87,7 @@ def test_nothing_verifiable_is_insufficient_not_forced(
 def test_loop_is_bounded_and_never_repeats_a_search(
     budget: Budget,
     rounds: int,
-    clean_database: Database,
-    retriever: Retriever,
-    embedder: EmbeddingModel,
+    new_engine: Callable[..., AnswerEngine],
     indexed: Path,
 ) -> None:
     class Stubborn:
@@ -105,9 +104,7 @@ def test_loop_is_bounded_and_never_repeats_a_search(
 
     planner = Stubborn()
     config = EngineConfig(hits_per_subquery=2, max_evidence=4, store=False)
-    engine = make_engine(
-        clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner, config=config
-    )
+    engine = new_engine(entailment=ContainmentNLI(), planner=planner, config=config)
     result = engine.answer("Which bowl is older, the Rose Bowl or the Sugar Bowl?", budget)
     assert len(result.trace) == rounds
     assert planner.finals == [False] * (rounds - 1) + [True]
@@ -126,15 +123,14 @@ def test_loop_is_bounded_and_never_repeats_a_search(
     ],
 )
 def test_a_comparison_keeps_its_whole_first_retrieval(
+    new_engine: Callable[..., AnswerEngine],
     question: str,
     whole: bool,
-    clean_database: Database,
     retriever: Retriever,
-    embedder: EmbeddingModel,
     indexed: Path,
 ) -> None:
     config = EngineConfig(first_k=6, hits_per_subquery=2, store=False)
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    engine = new_engine(entailment=ContainmentNLI(), config=config)
     result = engine.answer(question)
     assert result.route is Route.REASON
     first = retriever.search(question, 6)
@@ -145,7 +141,9 @@ def test_a_comparison_keeps_its_whole_first_retrieval(
 
 
 def test_planner_failure_is_a_failed_round_not_a_failed_answer(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    retriever: Retriever,
+    indexed: Path,
 ) -> None:
     class Flaky:
         name = "flaky"
@@ -155,7 +153,7 @@ def test_planner_failure_is_a_failed_round_not_a_failed_answer(
                 raise PlannerError("malformed output twice")
             return ExtractivePlanner().plan(state, final=final)
 
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=Flaky())
+    engine = new_engine(entailment=ContainmentNLI(), planner=Flaky())
     result = engine.answer("Where was the BCS title game that the team coached by Nick Saban played in held?")
     assert result.trace[0].planner_error == "malformed output twice"
     assert len(result.trace) >= 2
@@ -201,7 +199,8 @@ def test_a_failing_subquery_does_not_sink_the_round_and_empty_ones_are_broadened
 
 
 def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    indexed: Path,
 ) -> None:
     """A refused pick's subquery would follow a lead the answer does not hold; the planner is asked again,
     seeing the refusal, and only its second subquery is run."""
@@ -221,7 +220,7 @@ def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
             return Plan([], [], True)
 
     planner = Guessing()
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), planner=planner)
+    engine = new_engine(entailment=ContainmentNLI(), planner=planner)
     result = engine.answer("Which is older, the Rose Bowl or the Sugar Bowl?", use_store=False)
     assert result.trace[0].rejected and not result.trace[0].accepted
     assert planner.seen_refusals[:2] == [0, 1]
@@ -230,11 +229,13 @@ def test_a_round_whose_picks_are_all_refused_asks_again_what_to_search(
 
 
 def test_the_lead_of_a_cited_sentences_section_joins_the_evidence(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    clean_database: Database,
+    indexed: Path,
 ) -> None:
     """One hit is held; the lead that names the team rides along, listed right after the citation."""
     config = EngineConfig(first_k=1, hits_per_subquery=1, store=False)
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI(), config=config)
+    engine = new_engine(entailment=ContainmentNLI(), config=config)
     result = engine.answer("Which team compiled an 11-1 regular season record under coach Nick Saban?")
     cited = result.clauses[0].sources[0]
     assert cited.text.startswith("The Tigers compiled")

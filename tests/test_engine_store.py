@@ -5,18 +5,18 @@ all-MiniLM-L6-v2 and the embedding worker; the entailment model is the scripted 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from engine.answers import Budget, Status
-from engine.controller import ConflictPolicy, EngineConfig, answer
-from engine.search import Retriever
-from indexer.database import Connection, Database
+from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
+from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import Repository, reconcile_repository
-from tests.engine_support import ContainmentNLI, index_docs, make_engine
+from tests.engine_support import ContainmentNLI, index_docs
 
 
 @pytest.fixture
@@ -26,9 +26,8 @@ def indexed(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:
 
 @pytest.mark.parametrize("policy", list(ConflictPolicy))
 def test_conflicting_sources(
+    new_engine: Callable[..., AnswerEngine],
     policy: ConflictPolicy,
-    clean_database: Database,
-    retriever: Retriever,
     embedder: EmbeddingModel,
     conn: Connection,
     repo_dir: Path,
@@ -42,7 +41,7 @@ def test_conflicting_sources(
     EmbeddingWorker(conn, embedder).drain()
     nli = ContainmentNLI([(old, new), (new, old)])
     config = EngineConfig(conflict_policy=policy, store=False)
-    engine = make_engine(clean_database, retriever, embedder, entailment=nli, config=config)
+    engine = new_engine(entailment=nli, config=config)
     result = engine.answer("where is the build cache stored")
     texts = [c.clause for c in result.clauses]
     if policy is ConflictPolicy.BOTH:
@@ -54,14 +53,12 @@ def test_conflicting_sources(
 
 
 def test_stored_answer_is_served_while_fresh_and_recomputed_after_an_edit(
-    clean_database: Database,
-    retriever: Retriever,
-    embedder: EmbeddingModel,
+    new_engine: Callable[..., AnswerEngine],
     conn: Connection,
     indexed: Path,
 ) -> None:
     nli = ContainmentNLI()
-    engine = make_engine(clean_database, retriever, embedder, entailment=nli)
+    engine = new_engine(entailment=nli)
     question = "why does bread dough rise"
     first = answer(question, "low", engine=engine)
     assert first.id is not None and first.status is Status.ANSWER
@@ -81,9 +78,10 @@ def test_stored_answer_is_served_while_fresh_and_recomputed_after_an_edit(
 
 
 def test_high_budget_without_an_entailment_model_fails_with_a_reason(
-    clean_database: Database, retriever: Retriever, embedder: EmbeddingModel, indexed: Path
+    new_engine: Callable[..., AnswerEngine],
+    indexed: Path,
 ) -> None:
-    engine = make_engine(clean_database, retriever, embedder, entailment=None)
+    engine = new_engine(entailment=None)
     result = engine.answer("why does bread dough rise", Budget.HIGH)
     assert result.status is Status.FAIL and "entailment" in (result.reason or "")
     low = engine.answer("why does bread dough rise", Budget.LOW, use_store=False)
@@ -91,13 +89,12 @@ def test_high_budget_without_an_entailment_model_fails_with_a_reason(
 
 
 def test_high_budget_reverifies_a_stale_stored_answer(
-    clean_database: Database,
-    retriever: Retriever,
+    new_engine: Callable[..., AnswerEngine],
     embedder: EmbeddingModel,
     conn: Connection,
     indexed: Path,
 ) -> None:
-    engine = make_engine(clean_database, retriever, embedder, entailment=ContainmentNLI())
+    engine = new_engine(entailment=ContainmentNLI())
     question = "why does bread dough rise"
     first = engine.answer(question, Budget.HIGH)
     clause = first.clauses[0].clause
