@@ -42,8 +42,6 @@ class ExtractivePlanner:
     figure_prior: float = 0.5
     """Weight of a sentence stating a figure when the question compares quantities or, once its subject is
     found, asks for one ("when", "how many")."""
-    title_prior: float = 0.5
-    """Weight of a sentence in the document titled with a compared name that no finding holds yet."""
     named_hops: bool = True
     """Past a bridge's first hop, a new document must be named by the findings or the question."""
 
@@ -118,7 +116,7 @@ class ExtractivePlanner:
         of target or question terms is about it ("Terry Richardson" more than "Kenton Richardson" for a
         question on Terry Richardson), and a section's lead sentences define its subject. A comparison of
         quantities ("who is younger") and a question asking for a figure ("when", once the subject is
-        found) are settled by sentences that state one; a compared entity by the document titled with it.
+        found) are settled by sentences that state one.
         """
         used = {i for f in state.accepted for i in f.source_ids}
         rejected = {r.clause.strip().lower() for r in state.rejected}
@@ -142,8 +140,6 @@ class ExtractivePlanner:
         about_terms = targets if state.accepted else stems(state.question)
         measured = bool(_QUANTITY.search(state.question)) and state.shape.comparison
         measured = measured or bool(_ASKS_FIGURE.search(state.question) and state.accepted)
-        sought = {e.lower() for e in state.shape.entities} if state.shape.comparison else set()
-        sought -= {_title(h) for h in state.held()}
 
         # The question says what a first hop must answer; a later hop is sought for what the findings
         # lack (a bridge's next document), and a comparison for each compared name's own document, which a
@@ -156,10 +152,9 @@ class ExtractivePlanner:
             heading = stems(" ".join(hit.heading_path))
             about = self.heading_prior * len(heading & about_terms) / len(heading) if heading else 0.0
             figure = self.figure_prior if measured and _DIGIT.search(hit.text) else 0.0
-            titled = self.title_prior if _title(hit) in sought else 0.0
             rated = weight * state.pool.rating(state.question, hit)
             lead = self.lead_prior / max(1, hit.ordinal)
-            return overlap + 0.5 / (1 + rank) + about + lead + figure + titled + rated
+            return overlap + 0.5 / (1 + rank) + about + lead + figure + rated
 
         scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
         return sorted(scored, key=lambda item: -item[1])
