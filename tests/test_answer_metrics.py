@@ -22,11 +22,10 @@ OLD = "The build cache is stored in the target folder."
 NEW = "The build cache is stored in the home folder."
 
 
-def _rejected(metrics: ApiMetrics, stage: str) -> float:
-    for line in metrics.render().decode().splitlines():
-        if line.startswith(f'citeline_clauses_rejected_total{{stage="{stage}"}} '):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
+def _sample(metrics: ApiMetrics, prefix: str) -> float:
+    """The sum of the samples whose line starts with `prefix` (0 when there is none)."""
+    lines = [line for line in metrics.render().decode().splitlines() if line.startswith(prefix)]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
 def test_a_clause_that_loses_to_a_more_recent_source_is_counted_as_a_conflict(
@@ -49,12 +48,7 @@ def test_a_clause_that_loses_to_a_more_recent_source_is_counted_as_a_conflict(
     assert [r.stage for r in rejected if r.clause == OLD] == [Stage.CONFLICT]
     metrics = ApiMetrics(clean_database.connect)
     metrics.record_answer(result)
-    assert _rejected(metrics, "conflict") == 1.0
-
-
-def _sample(metrics: ApiMetrics, prefix: str) -> float:
-    lines = [line for line in metrics.render().decode().splitlines() if line.startswith(prefix)]
-    return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
+    assert _sample(metrics, 'citeline_clauses_rejected_total{stage="conflict"} ') == 1.0
 
 
 def test_an_answer_served_again_from_the_store_counts_as_an_answer_only(
