@@ -96,11 +96,15 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
 
 
 def _encode(
-    tok: PreTrainedTokenizerBase, a: Sequence[str], b: Sequence[str], max_length: int
+    tok: PreTrainedTokenizerBase,
+    a: Sequence[str],
+    b: Sequence[str],
+    max_length: int,
+    device: str | torch.device,
 ) -> dict[str, torch.Tensor]:
-    return dict(
-        tok(list(a), list(b), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
-    )
+    """The padded pair batch as tensors on `device`."""
+    enc = tok(list(a), list(b), truncation=True, max_length=max_length, padding=True, return_tensors="pt")
+    return {k: v.to(device) for k, v in enc.items()}
 
 
 def train(
@@ -165,8 +169,7 @@ def train(
             print(f"eval @ step {step - 1}: {evaluate(model)}", flush=True)
             break
         model.train()
-        enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], cfg.max_length)
-        enc = {k: v.to(cfg.device) for k, v in enc.items()}
+        enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], cfg.max_length, cfg.device)
         loss = loss_fn(model(**enc).logits, targets[idx])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -223,8 +226,7 @@ def predict_logits(
     out = np.zeros((len(pairs), model.config.num_labels), dtype=np.float32)
     for s in range(0, len(order), batch_size):
         idx = order[s : s + batch_size]
-        enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], max_length)
-        enc = {k: v.to(model.device) for k, v in enc.items()}
+        enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], max_length, model.device)
         out[idx] = model(**enc).logits.float().cpu().numpy()
     return out
 
