@@ -83,8 +83,8 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default="onnx-int8:dependent",
-        help="comma-separated RUNTIME:PREVIOUS pairs, embedded in turn (runtime onnx-int8 or torch; previous"
-        " sentence always, dependent or never)",
+        help="comma-separated RUNTIME:PREVIOUS pairs, embedded in turn (runtime onnx-int8, torch or"
+        " torch-bf16; previous sentence always, dependent or never)",
     )
     parser.add_argument(
         "--corpus-docs",

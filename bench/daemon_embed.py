@@ -1,4 +1,5 @@
-"""Embedding throughput: the raw encoder against the end-to-end drain, torch against int8 ONNX, in one run.
+"""Embedding throughput: the raw encoder against the end-to-end drain, for each runtime (float32 torch, int8
+ONNX, bfloat16 torch), in one run.
 
     python bench/daemon_embed.py [--sentences 20000] [--workers 1] [--rustc /work/shared/data/rustc_dev_guide]
 
@@ -9,7 +10,7 @@
    The model change between the runtimes empties the vectors and re-enqueues everything.
 2. Query embedding latency (one short query a call), p50 / p95, per runtime.
 3. With `--rustc DIR` (the rustc_dev_guide data folder): the guide's tip, cloned from its bundle, from an
-   empty database to backlog 0 with the default (int8) embedder: index, then drain; wall time and
+   empty database to backlog 0 with the default embedder (`auto`): index, then drain; wall time and
    sentences/s. `--sentences 0` runs this part alone.
 """
 
@@ -103,7 +104,7 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=20000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=QueueOptions().batch_size)
-    parser.add_argument("--runtimes", default="torch,onnx-int8")
+    parser.add_argument("--runtimes", default="torch,onnx-int8,torch-bf16")
     parser.add_argument("--rustc", type=Path, default=None, help="the rustc_dev_guide folder (its bundle)")
     args = parser.parse_args()
     options = QueueOptions(batch_size=args.batch_size)

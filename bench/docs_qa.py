@@ -79,7 +79,9 @@ class _Run:
         self.answering: Answering
         engine = build_engine(database, model_names(config), config.retrieval)
         self.retriever, self.answering = engine.retriever, engine.answer
-        self.embedder: EmbeddingModel = load_embedding_model(config.models.embedder)
+        self.embedder: EmbeddingModel = load_embedding_model(
+            config.models.embedder, config.models.embedder_runtime
+        )
 
     def sync(self, conn: Connection) -> tuple[int, float]:
         """Index what changed and drain the backlog; returns (sentences written, seconds)."""

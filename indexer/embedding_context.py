@@ -82,7 +82,9 @@ def contextual_text(
     )
     if wants_previous and previous:
         parts.append(previous)
-    context = clip("\n".join(parts), options.max_context_tokens) if parts else ""
+    context = "\n".join(parts)
+    if len(context) > options.max_context_tokens:  # a word piece spans at least one character
+        context = clip(context, options.max_context_tokens)
     return f"{context}\n{text}" if context else text
 
 

@@ -75,7 +75,7 @@ class ModelMismatchError(RuntimeError):
 class QueueOptions:
     """How a worker claims and retries; a failed item waits `retry_delay_seconds` x attempts to be retried."""
 
-    batch_size: int = 64
+    batch_size: int = 256
     lease_seconds: float = 300.0
     max_attempts: int = 3
     retry_delay_seconds: float = 10.0

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedder import Vectors, token_batches
+from indexer.embedder import Vectors, token_batches, untruncated_tokenizer
 
 __all__ = ["ONNX_INT8_MODEL_NAME", "OnnxInt8Model", "load_onnx_int8"]
 
@@ -32,13 +32,14 @@ _MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length for all-MiniLM-L
 class OnnxInt8Model:
     """An onnxruntime session and a fast tokenizer; thread-safe for concurrent `encode` calls."""
 
-    __slots__ = ("_batch_tokens", "_session", "_tokenizer", "name")
+    __slots__ = ("_batch_tokens", "_clipper", "_session", "_tokenizer", "name")
 
     dimension = 384
 
     def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 2048) -> None:
         self._session = session
         self._tokenizer = tokenizer
+        self._clipper = untruncated_tokenizer(tokenizer)
         self._batch_tokens = batch_tokens
         self.name = ONNX_INT8_MODEL_NAME
 
@@ -48,7 +49,7 @@ class OnnxInt8Model:
 
     def clip(self, text: str, max_tokens: int) -> str:
         """The longest prefix of `text` that is at most `max_tokens` word pieces (no special tokens)."""
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        encoding = self._clipper.encode(text, add_special_tokens=False)
         if len(encoding.offsets) <= max_tokens:
             return text
         return text[: encoding.offsets[max_tokens - 1][1]] if max_tokens > 0 else ""

@@ -111,8 +111,10 @@ def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path)
     assert load_config(None, env=env).models.embedder_runtime is EmbedderRuntime.AUTO
     forced = load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "torch"})
     assert forced.models.embedder_runtime is EmbedderRuntime.TORCH
+    bf16 = load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "torch-bf16"})
+    assert bf16.models.embedder_runtime is EmbedderRuntime.TORCH_BF16
     with pytest.raises(
-        ConfigError, match=r"models\.embedder_runtime: expected one of auto, onnx-int8, torch"
+        ConfigError, match=r"models\.embedder_runtime: expected one of auto, onnx-int8, torch, torch-bf16"
     ):
         load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER_RUNTIME": "tensorrt"})
     named = {

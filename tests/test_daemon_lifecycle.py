@@ -100,6 +100,7 @@ def test_embed_drain_and_status_json(
     monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
     monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("CITELINE_MODELS__EMBEDDER", str(model))
+    monkeypatch.setenv("CITELINE_MODELS__EMBEDDER_RUNTIME", "torch")  # the recorded name, on any CPU
     (repo_dir / "a.md").write_text("# Stage\n\nThe compiler builds a stage. Tests run.\n")
     assert main(["index", str(repo_dir)]) == 0
     capsys.readouterr()

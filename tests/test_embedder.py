@@ -1,5 +1,6 @@
-"""Embedding models: the int8 ONNX default and the torch runtime load offline and agree; any
-sentence-transformers folder loads by path; length-sorted batches keep each vector with its text.
+"""Embedding models: the int8 ONNX, bfloat16 and float32 torch runtimes load offline and agree; `auto` picks
+bfloat16 only where the CPU computes it natively; any sentence-transformers folder loads by path;
+length-sorted batches keep each vector with its text.
 
 The by-path test builds a tiny BERT (a dozen-word vocabulary, one layer, 16 dimensions) with random weights
 and saves it as a sentence-transformers model in a temp dir: what matters is that citeline loads a model it
@@ -19,6 +20,7 @@ from indexer.embedder import (
     EmbedderRuntime,
     EmbeddingModel,
     TokenAware,
+    has_native_bf16,
     load_embedding_model,
     token_batches,
 )
@@ -69,7 +71,7 @@ def _build_tiny_model(target: Path) -> Path:
 
 def test_a_model_built_here_loads_by_path(tmp_path: Path) -> None:
     folder = _build_tiny_model(tmp_path)
-    model = load_embedding_model(str(folder), device="cpu")
+    model = load_embedding_model(str(folder), EmbedderRuntime.TORCH, device="cpu")
     assert isinstance(model, EmbeddingModel)
     assert model.name == str(folder.resolve())
     assert model.dimension == 16
@@ -93,7 +95,7 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    int8 = load_embedding_model()
+    int8 = load_embedding_model("", EmbedderRuntime.ONNX_INT8)
     assert int8.name == ONNX_INT8_MODEL_NAME and int8.dimension == 384
     torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
     a, b = int8.encode(_FIXED), torch.encode(_FIXED)
@@ -125,14 +127,57 @@ def test_token_batches_sort_by_length_and_stay_within_the_budget() -> None:
         assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 64
 
 
-def test_both_runtimes_count_and_clip_tokens_alike() -> None:
-    int8 = load_embedding_model()
+def test_every_runtime_counts_and_clips_tokens_alike() -> None:
+    int8 = load_embedding_model("", EmbedderRuntime.ONNX_INT8)
     torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
-    assert isinstance(int8, TokenAware) and isinstance(torch, TokenAware)
-    assert int8.token_counts(_FIXED) == torch.token_counts(_FIXED)
+    bf16 = load_embedding_model("", EmbedderRuntime.TORCH_BF16, device="cpu")
+    assert isinstance(int8, TokenAware) and isinstance(torch, TokenAware) and isinstance(bf16, TokenAware)
+    assert int8.token_counts(_FIXED) == torch.token_counts(_FIXED) == bf16.token_counts(_FIXED)
     text = "Stage 0 downloads a beta compiler; stage 1 is built with it."
-    assert int8.clip(text, 4) == torch.clip(text, 4) == "Stage 0 downloads a"
-    assert int8.clip(text, 100) == text
+    assert int8.clip(text, 4) == torch.clip(text, 4) == bf16.clip(text, 4) == "Stage 0 downloads a"
+    assert int8.clip(text, 100) == torch.clip(text, 100) == text
+    long = " ".join(_FIXED * 40)  # past the model's input length: clipping must not stop there
+    assert torch.clip(long, 300) == int8.clip(long, 300) != long
+
+
+def test_the_bf16_runtime_returns_unit_vectors_close_to_float32() -> None:
+    torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    bf16 = load_embedding_model("", EmbedderRuntime.TORCH_BF16, device="cpu")
+    assert bf16.name == f"{DEFAULT_MODEL_NAME} (torch-bf16)" and bf16.dimension == 384
+    a, b = bf16.encode(_FIXED), torch.encode(_FIXED)
+    assert a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(a * b, axis=1)
+    assert cosines.min() >= 0.999, cosines
+
+
+def test_native_bf16_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse avx2 avx512f amx_tile amx_bf16 amx_int8\n")
+    assert has_native_bf16(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_bf16\n")
+    assert has_native_bf16(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_vnni\n")
+    assert not has_native_bf16(cpuinfo)
+    assert not has_native_bf16(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(
+    ("native", "spec", "expected"),
+    [
+        (True, "", f"{DEFAULT_MODEL_NAME} (torch-bf16)"),
+        (False, "", ONNX_INT8_MODEL_NAME),
+        (True, "tiny", " (torch-bf16)"),
+        (False, "tiny", ""),
+    ],
+)
+def test_auto_runs_bf16_only_where_the_cpu_computes_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, native: bool, spec: str, expected: str
+) -> None:
+    monkeypatch.setattr("indexer.embedder.has_native_bf16", lambda: native)
+    folder = str(_build_tiny_model(tmp_path).resolve()) if spec else ""
+    model = load_embedding_model(folder, EmbedderRuntime.AUTO, device="cpu")
+    assert model.name == folder + expected
 
 
 def test_the_int8_runtime_refuses_a_named_model() -> None:
