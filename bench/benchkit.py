@@ -12,7 +12,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.crossencoders import EntailmentModel, RelevanceModel, load_entailment, load_relevance
+from engine.crossencoders import (
+    CrossEncoderPrecision,
+    EntailmentModel,
+    RelevanceModel,
+    load_entailment,
+    load_relevance,
+)
 
 __all__ = ["mean", "optional_models", "percentile", "words", "workspace"]
 
@@ -35,15 +41,17 @@ def mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def optional_models() -> tuple[EntailmentModel | None, RelevanceModel | None]:
+def optional_models(
+    precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO,
+) -> tuple[EntailmentModel | None, RelevanceModel | None]:
     """The shipped entailment and relevance cross-encoders; a missing one is None and the run says so."""
     try:
-        entailment: EntailmentModel | None = load_entailment()
+        entailment: EntailmentModel | None = load_entailment(precision=precision)
     except FileNotFoundError as exc:
         print(f"no entailment model ({exc}); only verbatim clauses verify")
         entailment = None
     try:
-        relevance: RelevanceModel | None = load_relevance()
+        relevance: RelevanceModel | None = load_relevance(precision=precision)
     except FileNotFoundError as exc:
         print(f"no relevance model ({exc}); retrieval is not reranked")
         relevance = None

@@ -1,4 +1,5 @@
-"""Cross-encoder throughput on this CPU: torch (the engine's wrapper) vs onnxruntime, fp32 and int8.
+"""Cross-encoder throughput on this CPU: torch (the engine's wrapper, fp32 and bf16) vs onnxruntime, fp32 and
+int8.
 
 Why: the engine scores every retrieved chunk and every cited clause with these models, so pairs/s at the
 engine's batch size (32) bounds answer latency; the issue's target is >= 200 pairs/s for ~40-token pairs.
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, PreTrainedTokenizerBase
 
-from engine.crossencoders import WEIGHTS_DIR, load_entailment, load_relevance
+from engine.crossencoders import WEIGHTS_DIR, CrossEncoderPrecision, load_entailment, load_relevance
 
 __all__ = ["main", "make_pairs"]
 
@@ -144,6 +145,23 @@ def _probs(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
+def _wrapper_rate(
+    path: str,
+    labels: int,
+    precision: CrossEncoderPrecision,
+    pairs: Sequence[tuple[str, str]],
+    batch_size: int,
+    seconds: float,
+) -> float:
+    """Pairs/s through the engine's own loader and wrapper, computing in `precision`."""
+    if labels == 3:
+        nli = load_entailment(path, batch_size=batch_size, device="cpu", precision=precision)
+        return _rate(lambda: nli.predict(pairs), len(pairs), seconds)
+    rel = load_relevance(path, batch_size=batch_size, device="cpu", precision=precision)
+    passages = [b for _, b in pairs]
+    return _rate(lambda: rel.score(pairs[0][0], passages), len(pairs), seconds)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="entailment", help="entailment, relevance (shipped) or a model path")
@@ -165,21 +183,12 @@ def main() -> None:
 
     rows: list[tuple[str, float, str]] = []
     hf = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32).eval()
-    if hf.config.num_labels == 3:
-        nli = load_entailment(path, batch_size=args.batch_size, device="cpu")
-        rows.append(
-            ("torch fp32 (engine wrapper)", _rate(lambda: nli.predict(pairs), len(pairs), args.seconds), "")
-        )
-    else:
-        rel = load_relevance(path, batch_size=args.batch_size, device="cpu")
-        passages = [b for _, b in pairs]
-        rows.append(
-            (
-                "torch fp32 (engine wrapper)",
-                _rate(lambda: rel.score(pairs[0][0], passages), len(pairs), args.seconds),
-                "",
-            )
-        )
+    for label, precision in (
+        ("fp32", CrossEncoderPrecision.FLOAT32),
+        ("bf16", CrossEncoderPrecision.BFLOAT16),
+    ):
+        rate = _wrapper_rate(path, hf.config.num_labels, precision, pairs, args.batch_size, args.seconds)
+        rows.append((f"torch {label} (engine wrapper)", rate, ""))
 
     @torch.inference_mode()
     def torch_logits() -> np.ndarray:

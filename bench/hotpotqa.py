@@ -32,6 +32,7 @@ from benchkit import optional_models, percentile, words, workspace
 
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
+from engine.crossencoders import CrossEncoderPrecision
 from engine.routing import shape
 from engine.search import Retriever
 from indexer.database import open_database
@@ -82,6 +83,12 @@ def main() -> None:
     parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
     parser.add_argument("--no-rerank", action="store_true", help="no relevance cross-encoder")
     parser.add_argument(
+        "--precision",
+        choices=[p.value for p in CrossEncoderPrecision],
+        default="auto",
+        help="what the cross-encoders compute in (auto: bfloat16 where the CPU has it in hardware)",
+    )
+    parser.add_argument(
         "--dump", type=Path, default=None, help="write each question's citations as JSON lines"
     )
     parser.add_argument(
@@ -122,7 +129,9 @@ def main() -> None:
                     "SELECT s.id, s.text, d.path FROM sentences s JOIN documents d ON d.id = s.document_id"
                 ).fetchall()
             }
-        entailment, relevance = (None, None) if args.no_models else optional_models()
+        entailment, relevance = (
+            (None, None) if args.no_models else optional_models(CrossEncoderPrecision(args.precision))
+        )
         relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
         engine = AnswerEngine(

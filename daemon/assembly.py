@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,7 +22,7 @@ import structlog
 from daemon.config import Config, PlannerKind, load_config
 from engine.answers import Answer
 from engine.controller import AnswerEngine, answer
-from engine.crossencoders import RelevanceModel, load_entailment, load_relevance
+from engine.crossencoders import CrossEncoderPrecision, RelevanceModel, load_entailment, load_relevance
 from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.search import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Database, open_database
@@ -69,6 +70,7 @@ class ModelNames:
     entailment: str = ""
     llm: LLMConfig | None = None
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
+    cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
 
 
 def model_names(config: Config) -> ModelNames:
@@ -85,6 +87,7 @@ def model_names(config: Config) -> ModelNames:
         config.models.entailment,
         llm,
         config.models.embedder_runtime,
+        config.models.cross_encoder_precision,
     )
 
 
@@ -98,7 +101,7 @@ def load_embedder(config: Config) -> EmbeddingModel:
 def load_reranker(config: Config) -> RelevanceModel | None:
     """The configured (or shipped) relevance cross-encoder, or None when it cannot be loaded here."""
     try:
-        return load_relevance(config.models.reranker or None)
+        return load_relevance(config.models.reranker or None, precision=config.models.cross_encoder_precision)
     except (OSError, ValueError) as exc:
         log.warning("reranker unavailable; ranking by fusion only", error=str(exc))
         return None
@@ -146,8 +149,11 @@ def _shipped_or_named(loader: Callable[[str | None], T], name: str, kind: str) -
 def build_engine(database: Database, models: ModelNames, retrieval: RetrievalConfig | None = None) -> Engine:
     """Load the models and build the retriever and the answer engine over its pool (seconds)."""
     embedder = load_embedding_model(models.embedder, models.embedder_runtime)
-    reranker = _shipped_or_named(load_relevance, models.reranker, "relevance")
-    entailment = _shipped_or_named(load_entailment, models.entailment, "entailment")
+    precision = models.cross_encoder_precision
+    reranker = _shipped_or_named(partial(load_relevance, precision=precision), models.reranker, "relevance")
+    entailment = _shipped_or_named(
+        partial(load_entailment, precision=precision), models.entailment, "entailment"
+    )
     retriever = Retriever(database, embedder, reranker, retrieval)
     planner = LLMPlanner(models.llm) if models.llm is not None else None
     engine = AnswerEngine(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.crossencoders import CrossEncoderPrecision
 from engine.search import RetrievalConfig
 from indexer.embedder import EmbedderRuntime
 from indexer.embedding_context import PreviousSentence
@@ -75,6 +76,9 @@ class ModelsConfig:
     for a named one; `torch-bf16`, `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
+    cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
+    """What the reranker and entailment model compute in on a CPU: `auto` is bfloat16 where the CPU has it
+    in hardware, else float32."""
     torch_threads: int = 0
     """torch's intra-op threads in this process; 0 keeps torch's default (one per core)."""
 

@@ -8,6 +8,7 @@ the saved model directly, never hard-coded.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from transformers import BertConfig, BertForSequenceClassification, BertTokenize
 
 from engine.crossencoders import (
     WEIGHTS_DIR,
+    CrossEncoderPrecision,
     EntailmentModel,
     EntailmentScores,
     RelevanceModel,
@@ -28,6 +30,9 @@ WORDS = [
     *("a", "an", "the", "man", "woman", "dog", "cat", "is", "are", "sleeping", "running", "eating"),
     *("on", "in", "park", "street", "guitar", "red", "blue"),
 ]
+_EXACT = CrossEncoderPrecision.FLOAT32
+"""The by-path tests compare with a float32 forward pass of the saved model, to four decimals."""
+
 PAIRS = [
     ("a man is sleeping", "a woman is running"),
     ("the dog is eating in the park", "a cat"),
@@ -87,7 +92,7 @@ def test_nli_label_order_refuses_unnamed_or_non_3_way(id2label: dict[int, str]) 
 
 def test_entailment_by_path_maps_shuffled_labels(tmp_path: Path) -> None:
     path = _save_tiny(tmp_path / "nli", {0: "neutral", 1: "CONTRADICTION", 2: "Entailment"})
-    model = load_entailment(str(path), batch_size=2, device="cpu")
+    model = load_entailment(str(path), batch_size=2, device="cpu", precision=_EXACT)
     got = model.predict(PAIRS)
     logits = _direct_logits(path, PAIRS)
     probs = np.exp(logits - logits.max(1, keepdims=True))
@@ -110,7 +115,7 @@ def test_entailment_refuses_single_score_model(tmp_path: Path) -> None:
 
 def test_relevance_by_path_keeps_passage_order(tmp_path: Path) -> None:
     path = _save_tiny(tmp_path / "rel", {0: "LABEL_0"})
-    model = load_relevance(str(path), batch_size=2, device="cpu")
+    model = load_relevance(str(path), batch_size=2, device="cpu", precision=_EXACT)
     query = "a man in the park"
     passages = ["the dog", "a woman is running in the park on the street", "cat", "a red guitar is blue"]
     got = model.score(query, passages)
@@ -199,3 +204,33 @@ def test_shipped_relevance_ranks_the_answering_passage_first(shipped_rel: Releva
     for query, passages in cases.items():
         scores = shipped_rel.score(query, passages)
         assert int(np.argmax(scores)) == 0, (query, scores)
+
+
+@shipped
+@pytest.mark.parametrize("loader", [load_entailment, load_relevance])
+def test_auto_precision_computes_in_bfloat16_only_where_the_cpu_has_it(
+    monkeypatch: pytest.MonkeyPatch, loader: Any
+) -> None:
+    for native, dtype in ((True, torch.bfloat16), (False, torch.float32)):
+        monkeypatch.setattr("engine.crossencoders.has_native_bf16", lambda native=native: native)
+        model = loader(device="cpu", precision=CrossEncoderPrecision.AUTO)
+        assert next(model._encoder.model.parameters()).dtype == dtype
+
+
+@shipped
+def test_bfloat16_scores_stay_within_hundredths_of_float32() -> None:
+    pairs = [
+        ("A man is playing a guitar on stage.", "A man is playing an instrument."),
+        ("The server listens on port 8080.", "The server does not listen on any port."),
+        ("A child is reading a book in a library.", "The child is reading a novel."),
+    ]
+    full = load_entailment(device="cpu", precision=CrossEncoderPrecision.FLOAT32).predict(pairs)
+    half = load_entailment(device="cpu", precision=CrossEncoderPrecision.BFLOAT16).predict(pairs)
+    for a, b in zip(full, half, strict=True):
+        assert abs(a.entailment - b.entailment) < 0.02 and abs(a.contradiction - b.contradiction) < 0.02
+    query = "How do I rotate the API key?"
+    passages = [p for _, p in pairs] + ["To rotate the API key, run `citeline keys rotate`."]
+    rel_full = load_relevance(device="cpu", precision=CrossEncoderPrecision.FLOAT32).score(query, passages)
+    rel_half = load_relevance(device="cpu", precision=CrossEncoderPrecision.BFLOAT16).score(query, passages)
+    assert np.allclose(rel_full, rel_half, atol=0.02)
+    assert int(np.argmax(rel_half)) == int(np.argmax(rel_full)) == len(passages) - 1
