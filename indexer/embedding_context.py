@@ -83,7 +83,7 @@ def contextual_text(
     if wants_previous and previous:
         parts.append(previous)
     context = "\n".join(parts)
-    if len(context) > options.max_context_tokens:  # a word piece spans at least one character
+    if len(context.encode("utf-8")) > options.max_context_tokens:  # no token is shorter than a byte
         context = clip(context, options.max_context_tokens)
     return f"{context}\n{text}" if context else text
 

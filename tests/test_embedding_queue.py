@@ -100,6 +100,22 @@ def test_the_context_is_capped_in_tokens_and_the_sentence_never_cut() -> None:
     assert len(context.split()) == 64 and sentence == "It runs fine."
 
 
+def test_a_context_shorter_in_bytes_than_the_cap_is_not_tokenized_and_a_longer_one_is() -> None:
+    clipped: list[str] = []
+
+    def one_token_a_char(text: str, n: int) -> str:  # like byte-level BPE on this script: a token a character
+        clipped.append(text)
+        return text[:n]
+
+    cap = ContextOptions(max_context_tokens=16)
+    assert contextual_text("It runs.", ["Build"], None, None, cap, one_token_a_char) == "Build:\nIt runs."
+    assert clipped == []  # 6 bytes: at most 6 tokens, whatever the tokenizer
+    eight_chars = ["\u8fd0\u884c\u6d4b\u8bd5\u6784\u5efa\u7f13\u5b58"]  # 8 characters, 24 bytes
+    assert len(eight_chars[0]) + 1 < 16 < len((eight_chars[0] + ":").encode("utf-8"))
+    contextual_text("It runs.", eight_chars, None, None, cap, one_token_a_char)
+    assert clipped == [eight_chars[0] + ":"]
+
+
 def test_drain_embeds_everything_and_keeps_the_text(conn: Connection, repo_dir: Path) -> None:
     _write_docs(repo_dir, 3, 5)
     reconcile_repository(conn, Repository("docs", repo_dir))
