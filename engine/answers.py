@@ -18,8 +18,8 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
                                "embedded": true, "git_commit": "abc123"}]}],
      "notes": ["route reason: bridge phrasing", "..."],
      "trace": [{"round": 1, "queries": ["..."], "new_evidence": [42, 43], "accepted": ["..."],
-                "rejected": [{"clause": "...", "reason": "..."}], "failed_searches": [{"query": "...",
-                "reason": "no new evidence"}], "planner_error": null,
+                "rejected": [{"clause": "...", "reason": "...", "stage": "entailment"}],
+                "failed_searches": [{"query": "...", "reason": "no new evidence"}], "planner_error": null,
                 "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
      "timings_ms": {"total": 60.2}, "cached": false}
 
@@ -174,11 +174,14 @@ class RejectedClause:
     clause: str
     reason: str
     stage: Stage | None = None
-    """None only for a clause read back from the store: the JSON gives the reason, not the stage."""
+    """None only for a clause read back from a store written before stages were kept in the trace."""
 
     def to_dict(self) -> dict[str, str]:
-        """JSON for the trace."""
-        return {"clause": self.clause, "reason": self.reason}
+        """JSON for the trace; `stage` only when known."""
+        body = {"clause": self.clause, "reason": self.reason}
+        if self.stage is not None:
+            body["stage"] = self.stage.value
+        return body
 
 
 @dataclass(slots=True)
@@ -215,7 +218,10 @@ class RoundTrace:
             list(body.get("queries", [])),
             list(body.get("new_evidence", [])),
             list(body.get("accepted", [])),
-            [RejectedClause(r["clause"], r["reason"]) for r in body.get("rejected", [])],
+            [
+                RejectedClause(r["clause"], r["reason"], Stage(r["stage"]) if "stage" in r else None)
+                for r in body.get("rejected", [])
+            ],
             list(body.get("failed_searches", [])),
             body.get("planner_error"),
             dict(body.get("timings_ms", {})),

@@ -141,3 +141,10 @@ def test_the_store_gives_back_the_answer_it_was_given(conn: Connection, repo_dir
     assert out.pop("fresh") is True
     assert [s.pop("state") for c in out["clauses"] for s in c["sources"]] == ["live", "live"]
     assert out == {**answer.to_dict(), "id": answer_id}
+    assert stored.trace[0].rejected[0].stage is Stage.COVERAGE  # so cached answers count by stage too
+
+
+def test_a_trace_written_before_stages_were_kept_reads_back_without_one() -> None:
+    was = {"clause": "The cache is tiny.", "reason": "key terms not in its sources"}
+    (refused,) = RoundTrace.from_dict({"round": 1, "rejected": [was]}).rejected
+    assert refused.stage is None and refused.to_dict() == was
