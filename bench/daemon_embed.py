@@ -1,7 +1,8 @@
 """Embedding throughput: the raw encoder against the end-to-end drain, for each runtime (float32 torch, int8
 ONNX, bfloat16 torch), in one run.
 
-    python bench/daemon_embed.py [--sentences 20000] [--workers 1] [--rustc /work/shared/data/rustc_dev_guide]
+    python bench/daemon_embed.py [--sentences 20000] [--workers 1] [--runtimes torch,onnx-int8,torch-bf16]
+        [--rustc /work/shared/data/rustc_dev_guide]
 
 1. N synthetic sentences (varied lengths, headings, some dependent sentences) are indexed into an embedded
    PostgreSQL. For each runtime, in the same run: (a) the raw encoder on the exact contextual texts the queue
