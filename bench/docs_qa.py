@@ -37,13 +37,13 @@ from docs_gold import GOLD_KINDS, Gold, QARow, Unit, load_rows, matches, split_r
 from docs_report import Record, print_report
 
 from api.context import Answering
-from daemon.assembly import build_engine, model_names
+from daemon.assembly import build_engine, load_embedder, model_names
 from daemon.config import load_config
 from daemon.services import queue_options
 from engine.search import Filters, Retriever, SearchMode
 from engine.store import load_answer
 from indexer.database import Connection, Database, open_database
-from indexer.embedder import EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker, QueueOptions
 from indexer.reconcile import IndexOptions, Repository, reconcile_repository
 
@@ -79,9 +79,7 @@ class _Run:
         self.answering: Answering
         engine = build_engine(database, model_names(config), config.retrieval)
         self.retriever, self.answering = engine.retriever, engine.answer
-        self.embedder: EmbeddingModel = load_embedding_model(
-            config.models.embedder, config.models.embedder_runtime
-        )
+        self.embedder: EmbeddingModel = load_embedder(config)
 
     def sync(self, conn: Connection) -> tuple[int, float]:
         """Index what changed and drain the backlog; returns (sentences written, seconds)."""
