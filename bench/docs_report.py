@@ -164,7 +164,7 @@ def _changed(records: list[Record]) -> None:
         f"  after: {sum(any(r.strict) for r in changed)} answers cite the new sentence,"
         f" {sum(bool(r.change and r.change['cites_old']) for r in changed)} still cite the old one,"
         f" {sum(r.abstained for r in changed)} abstain; {sum(bool(r.body.get('cached')) for r in changed)}"
-        " served from the store (the first answer's sources unchanged, as the engine does)"
+        " served from the store"
     )
     print(
         f"  first stored answer reports a changed/deleted source: {len(reported)} of {len(changed)}"

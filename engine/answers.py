@@ -247,6 +247,9 @@ class Answer:
     """Served again from the answer store instead of computed."""
     fresh: bool | None = None
     """For an answer loaded from the store: whether every cited source is live; None for a computed one."""
+    generation: int | None = None
+    """The index generation (`indexer.generation`) its computation began at, kept by the store beside the
+    JSON, not in it; None when it is not known (an answer stored before generations were kept)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape of `citeline ask --json`, as in this module's docstring."""

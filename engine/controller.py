@@ -1,9 +1,10 @@
 """The answer engine: the answer store, routing, and the rounds that answer a question.
 
-A question is answered from the store while every source its stored answer cites is unchanged; otherwise it
-is routed (`engine.routing`) and answered by the FastPath or the IRCoT loop (`engine.rounds`), whose every
-clause is verified before it is emitted. An engine error is an answer with status `fail` and its reason,
-never a guess.
+A question is answered from the store while nothing in the index changed since its stored answer was
+computed (the index generation, `indexer.generation`), so a stored answer never hides a sentence added or
+edited since; otherwise it is routed (`engine.routing`) and answered by the FastPath or the IRCoT loop
+(`engine.rounds`), whose every clause is verified before it is emitted. An engine error is an answer with
+status `fail` and its reason, never a guess.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from engine.verdicts import Proposal
 from engine.verify import Verifier
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
+from indexer.generation import index_generation
 
 __all__ = ["MAX_ROUNDS", "AnswerEngine", "ConflictPolicy", "EngineConfig", "answer"]
 
@@ -80,26 +82,32 @@ class AnswerEngine:
         *,
         use_store: bool = True,
     ) -> Answer:
-        """Answer `question`; a stored answer whose cited sentences are all unchanged is served as is."""
+        """Answer `question`; a stored answer computed at the current index generation is served as is (its
+        cited sentences are then unchanged too)."""
         started = time.perf_counter()
         filters = filters or Filters()
         key = {"repositories": list(filters.repositories or []), "path_prefix": filters.path_prefix}
         store = self._config.store and use_store
         notes: list[str] = []
+        generation: int | None = None
         if store:
             with self._connect() as conn:
+                generation = index_generation(conn)  # before any read of the index
                 stored_id = find_answer(conn, question, key)
                 stored = load_answer(conn, stored_id) if stored_id else None
-            if stored is not None and stored.fresh:
+            if stored is not None and stored.fresh and stored.generation == generation:
                 stored.cached = True
                 return stored
-            if stored is not None:
+            if stored is not None and stored.fresh:
+                notes.append(f"the index changed since stored answer {stored.id}: recomputed")
+            elif stored is not None:
                 checks = [s for c in stored.clauses for s in c.checks]
                 stale = sum(1 for s in checks if s.state is not SourceState.LIVE)
                 notes.append(f"stored answer {stored.id} had {stale} changed or deleted source(s)")
                 if budget is Budget.HIGH:
                     reverified = self._reverify(stored, filters, notes)
                     if reverified is not None:
+                        reverified.generation = generation
                         return self._finish(reverified, store, started)
                 notes.append("recomputed")
         if budget is Budget.HIGH and self._entailment is None:
@@ -115,6 +123,7 @@ class AnswerEngine:
                 )
         result.filters = key
         result.notes = notes + result.notes
+        result.generation = generation
         return self._finish(result, store and result.status is not Status.FAIL, started)
 
     def _finish(self, result: Answer, store: bool, started: float) -> Answer:

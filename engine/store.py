@@ -4,7 +4,8 @@ An answer outlives the text it cites, so each source keeps the cited text, its n
 lines, and the git commit (in the JSON body). Loading an answer marks every source against the index as it is
 now: `live` (same sentence, same normalized text), `changed` (the row is there but its text or its document
 differs) or `deleted` (the sentence is gone: the reference went NULL). An answer whose sources are all live is
-fresh and may be served again without recomputing.
+fresh; it is served again without recomputing only while the index generation it was computed at
+(`indexer.generation`) is still the current one, since an edit elsewhere may have added a better answer.
 
 The store reads and writes the engine's own `Answer` (its JSON shape is declared once, in `engine.answers`);
 it sits in the engine because the indexer below it must not know the engine's types, and it uses only the
@@ -43,8 +44,8 @@ def save_answer(conn: Connection, answer: Answer) -> str:
     body = {**answer.to_dict(), "id": answer_id}
     with conn.transaction():
         conn.execute(
-            "INSERT INTO answers (id, question, status, body) VALUES (%s, %s, %s, %s)",
-            (answer_id, answer.question, answer.status.value, Jsonb(body)),
+            "INSERT INTO answers (id, question, status, body, generation) VALUES (%s, %s, %s, %s, %s)",
+            (answer_id, answer.question, answer.status.value, Jsonb(body), answer.generation),
         )
         for ordinal, clause in enumerate(answer.clauses):
             row = conn.execute(
@@ -93,16 +94,17 @@ def _state(
 
 
 def load_answer(conn: Connection, answer_id: str) -> Answer | None:
-    """The stored answer with each source checked against the index now (`AnswerClause.checks`) and
-    `fresh` set, or None when there is no such answer."""
+    """The stored answer with each source checked against the index now (`AnswerClause.checks`), `fresh`
+    and its `generation` set, or None when there is no such answer."""
     try:
         key = str(uuid.UUID(str(answer_id)))
     except ValueError:
         return None
-    head = conn.execute("SELECT body FROM answers WHERE id = %s", (key,)).fetchone()
+    head = conn.execute("SELECT body, generation FROM answers WHERE id = %s", (key,)).fetchone()
     if head is None:
         return None
     answer = Answer.from_dict({**head[0], "id": key})
+    answer.generation = head[1]
     checks: dict[int, list[SourceCheck]] = {}
     for r in conn.execute(_LOAD_SOURCES_SQL, (key,)).fetchall():
         found = checks.setdefault(r[0], [])
