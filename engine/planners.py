@@ -55,9 +55,15 @@ class ExtractivePlanner:
         ranked = [hit for hit, _ in self._rank(state)]
         chosen = self._choose(state, ranked)
         linked = bool(state.accepted) and not state.shape.comparison  # see _choose: a named document
-        proposals = [Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked) for h in chosen]
+        per_part: list[Proposal] = []
+        asks: dict[int, str] = {}
         if len(state.parts) > 1 and not state.accepted and not state.shape.comparison:
-            proposals += self._per_part(state, chosen, ranked)
+            per_part, asks = self._per_part(state, chosen, ranked)
+        proposals = [
+            Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked, asks.get(h.sentence_id, ""))
+            for h in chosen
+        ]
+        proposals += per_part
         done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)
@@ -89,10 +95,16 @@ class ExtractivePlanner:
                 picked.append(hit)
         return picked
 
-    def _per_part(self, state: PlannerState, chosen: Sequence[Hit], ranked: list[Hit]) -> list[Proposal]:
+    def _per_part(
+        self, state: PlannerState, chosen: Sequence[Hit], ranked: list[Hit]
+    ) -> tuple[list[Proposal], dict[int, str]]:
         """For a question that asks several things, the best sentence for each part the chosen ones do not
-        already answer best: rated against that part and mentioning its terms."""
+        already answer best: rated against that part and mentioning its terms. Also the part each chosen
+        sentence answers best, if any: it is proposed for that part too, so the verifier reads its relevance
+        against the part as well as against the whole question, which a sentence answering one half of
+        it may not match ("... what changed, and how do I use them again?")."""
         taken = {h.sentence_id for h in chosen}
+        asks: dict[int, str] = {}
         proposals = []
         for part in state.parts:
             terms = stems(part)
@@ -102,11 +114,15 @@ class ExtractivePlanner:
                 return state.pool.rating(part, hit) + 0.5 * share
 
             best = max(ranked, key=fit, default=None)
-            if best is None or best.sentence_id in taken:
+            if best is None:
+                continue
+            if best.sentence_id in taken:
+                if any(h.sentence_id == best.sentence_id for h in chosen):
+                    asks.setdefault(best.sentence_id, part)
                 continue
             taken.add(best.sentence_id)
             proposals.append(Proposal(best.text, ReferenceNeed.SINGLE, (best.sentence_id,), False, part))
-        return proposals
+        return proposals, asks
 
     def _rank(self, state: PlannerState) -> list[tuple[Hit, float]]:
         """Every sentence that could be proposed now, with its score, best first.

@@ -185,3 +185,29 @@ def test_past_the_first_hop_a_bridge_goes_only_to_a_document_its_findings_name()
     # With no named document at hand the answer stops at what it has, rather than cite a stranger.
     plan = ExtractivePlanner().plan(_state(question, [first], [unnamed]), final=False)
     assert plan.proposals == [] and plan.done
+
+
+def test_a_sentence_chosen_for_a_two_part_question_is_also_proposed_for_the_part_it_answers() -> None:
+    question = (
+        "My console templates broke after upgrading to version 3 - what changed, and how do I use them?"
+    )
+    changed = _hit(
+        1, "Console templates", "Starting with version 3.0, console templates are no longer bundled."
+    )
+    usage = _hit(
+        2, "Console templates", "To use console templates, provide your own with the templates flag."
+    )
+    state = _state(question, [], [changed, usage])
+    state.parts = (
+        "My console templates broke after upgrading to version 3 - what changed",
+        "how do I use them",
+    )
+    # The relevance model reads the whole question poorly, and each half well.
+    state.pool.ratings = {
+        question: {1: 0.2, 2: 0.05},
+        state.parts[0]: {1: 0.8, 2: 0.1},
+        state.parts[1]: {1: 0.1, 2: 0.7},
+    }
+    plan = ExtractivePlanner().plan(state, final=True)
+    asked = {p.support_ids: p.asks for p in plan.proposals}
+    assert asked == {(1,): state.parts[0], (2,): state.parts[1]}
