@@ -6,13 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from psycopg import Rollback
+from psycopg.types.json import Jsonb
 
-from indexer.database import Connection
+from engine.store import load_answer
+from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.embedding_sql import ensure_model
 from indexer.generation import index_generation
 from indexer.reconcile import Repository, reconcile_repository
+from indexer.schema import available_migrations
+from tests.helpers import database_at_version
 
 
 def test_the_first_change_of_an_empty_index_moves_the_generation(conn: Connection, repo_dir: Path) -> None:
@@ -57,3 +61,19 @@ def test_a_transaction_moves_it_once_and_reads_or_a_rollback_do_not(conn: Connec
         conn.execute("DELETE FROM sentences")
         raise Rollback()  # the deferred trigger never runs: the change never became visible
     assert index_generation(conn) == before + 1
+
+
+def test_an_answer_stored_before_generations_has_none_so_it_is_never_served_again(database: Database) -> None:
+    with database_at_version(database, 9) as conn:
+        body = {"question": "q", "status": "answer", "route": "fast", "budget": "mid", "clauses": []}
+        row = conn.execute(
+            "INSERT INTO answers (id, question, status, body) VALUES (gen_random_uuid(), 'q', 'answer', %s)"
+            " RETURNING id",
+            (Jsonb(body),),
+        ).fetchone()
+        assert row is not None
+        for upgrade in (m for m in available_migrations() if m.version > 9):
+            conn.execute(upgrade.sql.encode("utf-8"))
+        stored = load_answer(conn, str(row[0]))
+        assert stored is not None and stored.generation is None  # the engine serves only its own generation
+        assert index_generation(conn) == 0
