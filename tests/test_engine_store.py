@@ -102,8 +102,7 @@ def test_high_budget_reverifies_a_stale_stored_answer(
     # The cited sentence moves to another file: its row is deleted, the same words live on elsewhere.
     (indexed / "cooking.md").write_text("# Bread\n\nBake it at 220 degrees.\n")
     (indexed / "baking.md").write_text(f"# Baking\n\n{clause}\n")
-    reconcile_repository(conn, Repository("docs", indexed))
-    EmbeddingWorker(conn, embedder).drain()
+    _sync(conn, indexed, embedder)
     again = engine.answer(question, Budget.HIGH)
     assert any("re-verified" in n for n in again.notes)
     assert [c.clause for c in again.clauses] == [clause]
@@ -111,23 +110,24 @@ def test_high_budget_reverifies_a_stale_stored_answer(
 
 
 def test_a_stored_answer_is_recomputed_when_another_file_adds_a_better_answer(
-    new_engine: Callable[..., AnswerEngine],
-    embedder: EmbeddingModel,
-    conn: Connection,
-    indexed: Path,
+    new_engine: Callable[..., AnswerEngine], embedder: EmbeddingModel, conn: Connection, indexed: Path
 ) -> None:
-    engine = new_engine(entailment=ContainmentNLI())
-    question = "why does bread dough rise"
+    engine, question = new_engine(entailment=ContainmentNLI()), "why does bread dough rise"
     first = engine.answer(question, Budget.LOW)
     assert [s.path for c in first.clauses for s in c.sources] == ["cooking.md"]
     # The cited sentence is untouched; a new page states the answer in the question's own words.
     better = "Bread dough rise happens because yeast ferments sugar in the dough."
     (indexed / "yeast.md").write_text(f"# Why bread dough rises\n\n{better}\n")
-    reconcile_repository(conn, Repository("docs", indexed))
-    EmbeddingWorker(conn, embedder).drain()
+    _sync(conn, indexed, embedder)
     again = engine.answer(question, Budget.LOW)
     assert not again.cached and again.id != first.id
     assert any("index changed" in note for note in again.notes)
     assert better in [c.clause for c in again.clauses]
     third = engine.answer(question, Budget.LOW)
     assert third.cached and third.id == again.id  # nothing changed since: served from the store
+
+
+def _sync(conn: Connection, root: Path, embedder: EmbeddingModel) -> None:
+    """Index what changed under `root` and embed it, as the daemon would."""
+    reconcile_repository(conn, Repository("docs", root))
+    EmbeddingWorker(conn, embedder).drain()
