@@ -103,7 +103,8 @@ class ExtractivePlanner:
         sentence answers best, if any: it is proposed for that part too, so the verifier reads its relevance
         against the part as well as against the whole question, which a sentence answering one half of
         it may not match ("... what changed, and how do I use them again?")."""
-        taken = {h.sentence_id for h in chosen}
+        chosen_ids = {h.sentence_id for h in chosen}
+        taken = set(chosen_ids)
         asks: dict[int, str] = {}
         proposals = []
         for part in state.parts:
@@ -117,7 +118,7 @@ class ExtractivePlanner:
             if best is None:
                 continue
             if best.sentence_id in taken:
-                if any(h.sentence_id == best.sentence_id for h in chosen):
+                if best.sentence_id in chosen_ids:
                     asks.setdefault(best.sentence_id, part)
                 continue
             taken.add(best.sentence_id)
