@@ -45,6 +45,7 @@ class TrainConfig:
     epochs: int = 1  # passes over the rows, each in a fresh seeded batch order
     device: str = "cpu"  # "cuda" trains on a GPU; the saved weights are the same fp16 folder either way
     max_minutes: float | None = None  # stop early (then evaluate) when a lent machine's time runs out
+    bf16: bool = False  # bfloat16 autocast for the forward pass (faster where the CPU has AMX or AVX512-BF16)
 
 
 def base_model_path() -> Path:
@@ -64,10 +65,16 @@ def seed_all(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def load_base(labels: Sequence[str] | None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Base encoder with a fresh classification head: named classes, or one score when ``labels`` is None."""
+def load_base(
+    labels: Sequence[str] | None, start: Path | None = None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Base encoder with a fresh classification head: named classes, or one score when ``labels`` is None.
+
+    With ``start``, a cross-encoder folder this package saved (the same labels), its head included: training
+    goes on from it.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    path = base_model_path()
+    path = start or base_model_path()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     if labels is None:
         model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, local_files_only=True)
@@ -170,7 +177,9 @@ def train(
             break
         model.train()
         enc = _encode(tok, [pairs[i][0] for i in idx], [pairs[i][1] for i in idx], cfg.max_length, cfg.device)
-        loss = loss_fn(model(**enc).logits, targets[idx])
+        with torch.autocast(torch.device(cfg.device).type, dtype=torch.bfloat16, enabled=cfg.bf16):
+            logits = model(**enc).logits
+        loss = loss_fn(logits.float(), targets[idx])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optim.step()

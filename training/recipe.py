@@ -93,6 +93,8 @@ def arguments(doc: str) -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--limit", type=int, help="rows per source, for a quick smoke run only")
     ap.add_argument("--checkpoint", type=Path, help="resumable training state (not under --out: it is big)")
+    ap.add_argument("--start", type=Path, help="go on training this saved cross-encoder, not a fresh head")
+    ap.add_argument("--bf16", action="store_true", help="bfloat16 autocast (AMX or AVX512-BF16 CPUs, GPUs)")
     return ap
 
 
@@ -118,7 +120,7 @@ def run(
     """Train the base encoder with a fresh head for ``labels``, save it under ``args.out``; ``evaluate``
     fills the validation figures it is given and returns the line to print."""
     seed_all(cfg.seed)  # the fresh head's initial weights come from the seed too
-    model, tok = load_base(labels)
+    model, tok = load_base(labels, args.start)
     result: dict[str, float] = {}
     cpu_min = train(
         model, tok, pairs, targets, loss_fn, cfg, lambda m: evaluate(m, tok, result), args.checkpoint

@@ -75,7 +75,7 @@ RECIPE = Mix(
 
 def main() -> None:
     args = arguments(__doc__).parse_args()
-    cfg = TrainConfig(lr=5e-5, max_length=128, seed=args.seed, threads=args.threads)
+    cfg = TrainConfig(lr=5e-5, max_length=128, seed=args.seed, threads=args.threads, bf16=args.bf16)
     t0 = time.monotonic()
     rows, val, counts = build(RECIPE, args.data, args.seed, args.limit)
     print(

@@ -8,21 +8,28 @@ carries. WikiQA (evaluation-only licence) and TrecQA test are never trained on: 
 passage with them are dropped, then a seeded 2.5% of queries is held out as validation.
 
     python -m training.train_relevance --data ../shared/traindata --out engine/weights/relevance
+
+``--polar`` trains on the polar mix instead: yes/no questions made from NLI pairs (``training.polar``: a
+premise that entails or contradicts the hypothesis answers its question, a neutral one does not) beside a
+replay share of the factoid sets, meant to go on from the factoid model (``--start``).
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
+import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from training.data import RelRow, Source, load_relevance, norm_key, sample_groups
+from training.data import RelRow, Source, load_relevance, norm_key, read_jsonl, sample_groups
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
+from training.polar import load_polar
 from training.recipe import Mix, arguments, build, capped, run, write_summary
 
-__all__ = ["EVAL_ONLY", "MIX", "main"]
+__all__ = ["EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
 
 MIX = (
     Source("relevance/squad", cap=30_000),
@@ -31,7 +38,34 @@ MIX = (
     Source("relevance/trecqa/train.jsonl.gz"),
     Source("relevance/trecqa/dev.jsonl.gz"),
 )
+POLAR_MIX = (
+    Source("nli/lingnli/train.jsonl.gz"),
+    Source("nli/taxinli_mnli"),
+    Source("relevance/squad", cap=12_000),
+    Source("relevance/nq", cap=4_000),
+    Source("relevance/multirc", cap=6_000),
+    Source("relevance/trecqa/train.jsonl.gz"),
+    Source("relevance/trecqa/dev.jsonl.gz"),
+)
+"""Polar questions from the NLI sets the entailment model trains on, and as many factoid rows again so the
+model keeps what it knew."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
+POLAR_EVAL_ONLY = (
+    *EVAL_ONLY,
+    "nli/snli_devtest_esnli/snli_test.jsonl.gz",
+    "nli/lingnli/val.jsonl.gz",
+    "nli/fever_nli_dev",
+    "nli/anli_devtest",
+    "nli/cad_snli/test.jsonl.gz",
+    "nli/conjnli/conj_dev.jsonl.gz",
+)
+
+
+def _load(path: Path) -> list[RelRow]:
+    """Relevance rows, or polar-question rows from a set of NLI pairs (read by its fields)."""
+    file = path if path.is_file() else next(p for p in sorted(path.iterdir()) if p.name.endswith(".gz"))
+    first = next(read_jsonl(file), {})
+    return load_polar(path) if "hypothesis" in first else load_relevance(path)
 
 
 def _pair(row: RelRow) -> tuple[str, str]:
@@ -57,9 +91,12 @@ def _sample(
     return fit, val
 
 
-RECIPE = Mix(
-    MIX, EVAL_ONLY, load_relevance, _pair, _query, _sample, positives=lambda rows: sum(r.label for r in rows)
-)
+def _positives(rows: list[RelRow]) -> int:
+    return sum(r.label for r in rows)
+
+
+RECIPE = Mix(MIX, EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
+POLAR_RECIPE = Mix(POLAR_MIX, POLAR_EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
 
 
 def main() -> None:
@@ -69,9 +106,11 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-minutes", type=float, help="stop training after this long, then evaluate and save")
+    ap.add_argument("--polar", action="store_true", help="the polar mix (yes/no questions from NLI pairs)")
+    ap.add_argument("--lr", type=float, default=5e-5)
     args = ap.parse_args()
     cfg = TrainConfig(
-        lr=5e-5,
+        lr=args.lr,
         batch_size=args.batch_size,
         max_length=256,
         seed=args.seed,
@@ -79,20 +118,25 @@ def main() -> None:
         epochs=args.epochs,
         device=args.device,
         max_minutes=args.max_minutes,
+        bf16=args.bf16,
     )
     t0 = time.monotonic()
-    rows, val, counts = build(RECIPE, args.data, args.seed, args.limit, args.full)
+    recipe = POLAR_RECIPE if args.polar else RECIPE
+    rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
     val_pairs = [(r.query, r.passage) for r in val]
+    labels = np.array([r.label == 1 for r in val])
 
     def evaluate(m: PreTrainedModel, tok: PreTrainedTokenizerBase, result: dict[str, float]) -> str:
         scores = predict_logits(m, tok, val_pairs, cfg.max_length)[:, 0]
         parts = []
-        for name in [*sorted({r.source.split("/")[1] for r in val}), "all"]:
+        for name in [*sorted({r.source.split("/")[1] for r in val}), "all"]:  # polar: passages rank questions
             idx = [i for i, r in enumerate(val) if name in ("all", r.source.split("/")[1])]
             mrr, n = mrr_at_k([val[i].group for i in idx], [val[i].label for i in idx], scores[idx].tolist())
+            accuracy = float(np.mean((scores[idx] > 0) == labels[idx])) if idx else 0.0
             result[f"val_mrr10:{name}"] = mrr
-            parts.append(f"{name}={mrr:.3f} ({n} q)")
+            result[f"val_accuracy:{name}"] = accuracy
+            parts.append(f"{name}={mrr:.3f} ({n} q, accuracy {accuracy:.3f})")
         return "MRR@10 " + " ".join(parts)
 
     targets = torch.tensor([float(r.label) for r in rows])
@@ -101,9 +145,8 @@ def main() -> None:
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
 
     trained = run(args, cfg, None, [(r.query, r.passage) for r in rows], targets, bce, evaluate, t0)
-    write_summary(
-        args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head={"full": args.full}
-    )
+    head = {"full": args.full, "polar": args.polar, "start": str(args.start) if args.start else None}
+    write_summary(args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head=head)
 
 
 if __name__ == "__main__":
