@@ -141,6 +141,7 @@ def main() -> None:
             entailment=entailment,
             relevance=relevance,
             config=EngineConfig(store=False),
+            pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
         )
         engine.answer(questions[0]["question"], use_store=False)  # warm the models up
         totals: dict[str, list[float]] = defaultdict(list)

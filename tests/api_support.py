@@ -78,7 +78,9 @@ def real_answering(database: Database, retriever: Retriever) -> Answering:
     other four stages can reach; the API tests need accepted clauses, not the shipped calibration.
     """
     config = EngineConfig(verify=VerifyConfig(threshold=0.5))
-    engine = AnswerEngine(database, retriever, None, entailment=ContainmentNLI(), config=config)
+    engine = AnswerEngine(
+        database, retriever, None, entailment=ContainmentNLI(), config=config, pool=retriever.pool
+    )
     return partial(answer, engine=engine)
 
 
