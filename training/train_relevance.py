@@ -28,6 +28,7 @@ from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
 from training.polar import load_polar
 from training.recipe import Mix, arguments, build, capped, run, write_summary
+from training.train_entailment import EVAL_ONLY as NLI_EVAL_ONLY
 
 __all__ = ["EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
 
@@ -50,21 +51,14 @@ POLAR_MIX = (
 """Polar questions from the NLI sets the entailment model trains on, and as many factoid rows again so the
 model keeps what it knew."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
-POLAR_EVAL_ONLY = (
-    *EVAL_ONLY,
-    "nli/snli_devtest_esnli/snli_test.jsonl.gz",
-    "nli/lingnli/val.jsonl.gz",
-    "nli/fever_nli_dev",
-    "nli/anli_devtest",
-    "nli/cad_snli/test.jsonl.gz",
-    "nli/conjnli/conj_dev.jsonl.gz",
-)
+POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
+"""The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
 
 
 def _load(path: Path) -> list[RelRow]:
     """Relevance rows, or polar-question rows from a set of NLI pairs (read by its fields)."""
-    file = path if path.is_file() else next(p for p in sorted(path.iterdir()) if p.name.endswith(".gz"))
-    first = next(read_jsonl(file), {})
+    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".gz"))
+    first = next(read_jsonl(files[0]), {}) if files else {}
     return load_polar(path) if "hypothesis" in first else load_relevance(path)
 
 
