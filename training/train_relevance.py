@@ -101,7 +101,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-minutes", type=float, help="stop training after this long, then evaluate and save")
     ap.add_argument("--polar", action="store_true", help="the polar mix (yes/no questions from NLI pairs)")
-    ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
     args = ap.parse_args()
     cfg = TrainConfig(
         lr=args.lr,
@@ -124,7 +124,8 @@ def main() -> None:
     def evaluate(m: PreTrainedModel, tok: PreTrainedTokenizerBase, result: dict[str, float]) -> str:
         scores = predict_logits(m, tok, val_pairs, cfg.max_length)[:, 0]
         parts = []
-        for name in [*sorted({r.source.split("/")[1] for r in val}), "all"]:  # polar: passages rank questions
+        # A polar source groups by premise: its MRR ranks the questions a passage answers above the others.
+        for name in [*sorted({r.source.split("/")[1] for r in val}), "all"]:
             idx = [i for i, r in enumerate(val) if name in ("all", r.source.split("/")[1])]
             mrr, n = mrr_at_k([val[i].group for i in idx], [val[i].label for i in idx], scores[idx].tolist())
             accuracy = float(np.mean((scores[idx] > 0) == labels[idx])) if idx else 0.0
