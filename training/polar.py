@@ -10,6 +10,9 @@ while a neutral premise, written to be on topic without settling it, does not (0
 The question is made by moving the hypothesis's first auxiliary in front of its subject ("A man is
 sleeping." -> "Is a man sleeping?"); a hypothesis without a clear auxiliary near its start is skipped rather
 than turned into an unnatural question.
+
+An experiment: the shipped relevance weights were not trained on it, because a model trained on it answered
+fewer held-out docs questions (`training/README.md`, "Polar questions").
 """
 
 from __future__ import annotations
