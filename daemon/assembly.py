@@ -6,7 +6,9 @@ here, so every command that answers runs the same engine as `POST /v1/answers`. 
 API: `citeline ask` answers without it, and the API is handed what is built here.
 
 Model loading is slow (seconds) and optional pieces may be absent (a reranker whose weights are not
-installed): a missing reranker degrades search to fused ranking with a warning instead of failing it.
+installed): a missing shipped cross-encoder degrades search to fused ranking, and answers to what the engine
+does without it, with a warning instead of failing. A model the configuration names must load: one that does
+not is a `ConfigError` naming the setting, which the commands print as one line.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TypeVar
 
 import structlog
 
-from daemon.config import Config, PlannerKind, load_config
+from daemon.config import Config, ConfigError, PlannerKind, load_config
 from engine.answers import Answer
 from engine.controller import AnswerEngine, answer
 from engine.crossencoders import CrossEncoderPrecision, RelevanceModel, load_entailment, load_relevance
@@ -93,18 +95,30 @@ def model_names(config: Config) -> ModelNames:
 
 def load_embedder(config: Config) -> EmbeddingModel:
     """The configured embedder on its runtime (`[models] embedder`, `embedder_runtime`), offline."""
-    return load_embedding_model(
-        config.models.embedder, config.models.embedder_runtime, batch_tokens=config.embedding.batch_tokens
-    )
+    models = config.models
+    return _embedder(models.embedder, models.embedder_runtime, config.embedding.batch_tokens)
 
 
 def load_reranker(config: Config) -> RelevanceModel | None:
-    """The configured (or shipped) relevance cross-encoder, or None when it cannot be loaded here."""
+    """The configured (or shipped) relevance cross-encoder; None when the shipped one is not installed."""
+    loader = partial(load_relevance, precision=config.models.cross_encoder_precision)
+    return _shipped_or_named(loader, config.models.reranker, "models.reranker")
+
+
+def _embedder(name: str, runtime: EmbedderRuntime, batch_tokens: int = 0) -> EmbeddingModel:
+    def load(spec: str) -> EmbeddingModel:
+        return load_embedding_model(spec, runtime, batch_tokens=batch_tokens)
+
+    return _named(load, name, "models.embedder") if name else load(name)
+
+
+def _named(loader: Callable[[str], T], name: str, key: str) -> T:
+    """The model the setting `key` names, or a ConfigError saying that it could not be loaded and why (a
+    path that does not exist, a Hugging Face name with no network, weights of another kind)."""
     try:
-        return load_relevance(config.models.reranker or None, precision=config.models.cross_encoder_precision)
+        return loader(name)
     except (OSError, ValueError) as exc:
-        log.warning("reranker unavailable; ranking by fusion only", error=str(exc))
-        return None
+        raise ConfigError(f"{key}: cannot load {name!r}: {exc}") from exc
 
 
 def build_retriever(config: Config, database: Database, mode: SearchMode = SearchMode.HYBRID) -> Retriever:
@@ -134,25 +148,27 @@ class Engine:
         self.retriever.close()
 
 
-def _shipped_or_named(loader: Callable[[str | None], T], name: str, kind: str) -> T | None:
-    """A named model must load; the shipped one may be absent from a checkout (its weights are trained
-    separately), and then the engine runs without it, as it is built to, with a warning saying so."""
+def _shipped_or_named(loader: Callable[[str | None], T], name: str, key: str) -> T | None:
+    """A named model must load (`_named`); the shipped one may be absent from a checkout (its weights are
+    trained separately), and then the process runs without it, as it is built to, with a warning saying so."""
     if name:
-        return loader(name)
+        return _named(loader, name, key)
     try:
         return loader(None)
     except FileNotFoundError as exc:
-        log.warning("shipped model missing; running without it", model=kind, error=str(exc))
+        log.warning("shipped model missing; running without it", setting=key, error=str(exc))
         return None
 
 
 def build_engine(database: Database, models: ModelNames, retrieval: RetrievalConfig | None = None) -> Engine:
     """Load the models and build the retriever and the answer engine over its pool (seconds)."""
-    embedder = load_embedding_model(models.embedder, models.embedder_runtime)
+    embedder = _embedder(models.embedder, models.embedder_runtime)
     precision = models.cross_encoder_precision
-    reranker = _shipped_or_named(partial(load_relevance, precision=precision), models.reranker, "relevance")
+    reranker = _shipped_or_named(
+        partial(load_relevance, precision=precision), models.reranker, "models.reranker"
+    )
     entailment = _shipped_or_named(
-        partial(load_entailment, precision=precision), models.entailment, "entailment"
+        partial(load_entailment, precision=precision), models.entailment, "models.entailment"
     )
     retriever = Retriever(database, embedder, reranker, retrieval)
     planner = LLMPlanner(models.llm) if models.llm is not None else None

@@ -1,6 +1,6 @@
 """The daemon's assembly: `citeline ask` answers without the API, the answer engine queries the database
-through the retriever's pool, a malformed API key still stops the API commands with one line, and no
-package imports one above it."""
+through the retriever's pool, a malformed API key or a named model that cannot load stops the command with
+one line, and no package imports one above it."""
 
 from __future__ import annotations
 
@@ -95,6 +95,36 @@ def test_a_malformed_api_key_stops_the_api_commands_with_one_line(
     assert main(arguments) == 2
     err = capsys.readouterr().err  # `api` loads the models first, whose progress bars come before it
     assert err.splitlines()[-1] == "citeline: API key #1: a token needs at least 16 characters"
+
+
+@pytest.mark.parametrize(
+    ("setting", "arguments"),
+    [
+        ("MODELS__RERANKER", ["ask", "Where is the build cache?"]),
+        ("MODELS__ENTAILMENT", ["ask", "Where is the build cache?"]),
+        ("MODELS__EMBEDDER", ["ask", "Where is the build cache?"]),
+        ("MODELS__EMBEDDER", ["search", "build cache"]),
+        ("MODELS__RERANKER", ["search", "build cache"]),
+    ],
+)
+def test_a_model_the_configuration_names_that_cannot_load_stops_the_command_with_one_line(
+    setting: str,
+    arguments: list[str],
+    clean_database: Database,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    missing = tmp_path / "no-such-model"
+    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
+    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
+    monkeypatch.setenv("CITELINE_RETRIEVAL__RERANK_CANDIDATES", "8")  # search loads the reranker
+    monkeypatch.setenv(f"CITELINE_{setting}", str(missing))
+    assert main(arguments) == 2
+    last = capsys.readouterr().err.splitlines()[-1]  # after any progress bar of a model that did load
+    key = setting.lower().replace("__", ".")
+    assert last.startswith(f"citeline: {key}: cannot load '{missing}': ")
 
 
 def test_imports_point_one_way_from_daemon_to_api_to_engine_to_indexer() -> None:
