@@ -101,8 +101,11 @@ def load_embedder(config: Config) -> EmbeddingModel:
 
 def load_reranker(config: Config) -> RelevanceModel | None:
     """The configured (or shipped) relevance cross-encoder; None when the shipped one is not installed."""
-    loader = partial(load_relevance, precision=config.models.cross_encoder_precision)
-    return _shipped_or_named(loader, config.models.reranker, "models.reranker")
+    return _reranker(config.models.reranker, config.models.cross_encoder_precision)
+
+
+def _reranker(name: str, precision: CrossEncoderPrecision) -> RelevanceModel | None:
+    return _shipped_or_named(partial(load_relevance, precision=precision), name, "models.reranker")
 
 
 def _embedder(name: str, runtime: EmbedderRuntime, batch_tokens: int = 0) -> EmbeddingModel:
@@ -164,9 +167,7 @@ def build_engine(database: Database, models: ModelNames, retrieval: RetrievalCon
     """Load the models and build the retriever and the answer engine over its pool (seconds)."""
     embedder = _embedder(models.embedder, models.embedder_runtime)
     precision = models.cross_encoder_precision
-    reranker = _shipped_or_named(
-        partial(load_relevance, precision=precision), models.reranker, "models.reranker"
-    )
+    reranker = _reranker(models.reranker, precision)
     entailment = _shipped_or_named(
         partial(load_entailment, precision=precision), models.entailment, "models.entailment"
     )
