@@ -27,6 +27,7 @@ __all__ = [
     "SearchOut",
     "StatusOut",
     "StatusTotalsOut",
+    "ThresholdsOut",
 ]
 
 BudgetName = Literal["low", "mid", "high"]
@@ -63,6 +64,8 @@ class AnswerSourceOut(msgspec.Struct):
     state: Literal["live", "changed", "deleted"] | None = None
     current_line_start: int | None = None
     current_line_end: int | None = None
+    link: str | None = None
+    """The cited lines on the repository's forge at the cited commit; null when no forge is known."""
 
 
 class AnswerClauseOut(msgspec.Struct):
@@ -115,6 +118,12 @@ class SearchHitOut(msgspec.Struct):
     lexical_stage: str | None
     kind: str = "sentence"
     intro_sentence_id: int | None = None
+    link: str | None = None
+    """The sentence's lines on the repository's forge at its indexed commit; null when no forge is known."""
+    before: str | None = None
+    """With `context=true`: the sentence before it in its document (null at the start)."""
+    after: str | None = None
+    """With `context=true`: the sentence after it in its document (null at the end)."""
 
 
 class SearchOut(msgspec.Struct):
@@ -157,11 +166,20 @@ class StatusTotalsOut(msgspec.Struct):
     backlog_eta_seconds: float | None = None
 
 
+class ThresholdsOut(msgspec.Struct):
+    """The oldest backlog ages at which freshness warns (amber) and pages (red, `/readyz` 503)."""
+
+    warn_backlog_age_seconds: float
+    page_backlog_age_seconds: float
+
+
 class StatusOut(msgspec.Struct):
-    """Per-repository figures and their totals, limited to what the caller's key may see."""
+    """Per-repository figures and their totals, limited to what the caller's key may see, and the backlog
+    age thresholds a reader should judge them by."""
 
     repositories: list[RepositoryStatusOut]
     total: StatusTotalsOut
+    thresholds: ThresholdsOut | None = None
 
 
 class HealthOut(msgspec.Struct):

@@ -30,14 +30,15 @@ from api.contract import (
     QueryText,
     problem_responses,
 )
+from api.linking import linked_answer, linked_hits
 from api.models import (
     AnswerOut,
     AskRequest,
     RepositoryStatusOut,
-    SearchHitOut,
     SearchOut,
     StatusOut,
     StatusTotalsOut,
+    ThresholdsOut,
 )
 from engine.search import Filters, SearchMode
 from engine.store import load_answer
@@ -97,7 +98,8 @@ def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependen
         raise ServiceUnavailableException("this process runs no answer engine")
     result = services.answering(question, data.budget, Filters(scope, prefix))
     services.metrics.record_answer(result)
-    return msgspec.convert(result.to_dict(), AnswerOut)
+    with services.connection() as conn:
+        return msgspec.convert(linked_answer(conn, result.to_dict()), AnswerOut)
 
 
 @_route(get, "/v1/answers/{answer_id:uuid}", "A stored answer with its sources' states", 401, 404, 503)
@@ -109,9 +111,9 @@ def stored_answer(
     with services.connection() as conn:
         scope = answer_scope(conn, str(answer_id))
         stored = load_answer(conn, str(answer_id)) if scope and scope.within(repositories) else None
-    if stored is None:
-        raise NotFoundException(f"no answer {answer_id}")
-    return msgspec.convert(stored.to_dict(), AnswerOut)
+        if stored is None:
+            raise NotFoundException(f"no answer {answer_id}")
+        return msgspec.convert(linked_answer(conn, stored.to_dict()), AnswerOut)
 
 
 @_route(get, "/v1/search", "Hybrid search over indexed sentences", 400, 401, 403, 503)
@@ -123,8 +125,10 @@ def search(
     lane: FromQuery[SearchMode] = SearchMode.HYBRID,
     repo: FromQuery[tuple[QueryName, ...]] = (),
     path_prefix: FromQuery[QueryName | None] = None,
+    context: FromQuery[bool] = False,
 ) -> SearchOut:
-    """The top `k` sentences; `lane` picks hybrid (fused and reranked), lexical or vector."""
+    """The top `k` sentences; `lane` picks hybrid (fused and reranked), lexical or vector. Each hit links to
+    its forge when the repository has a link template; `context=true` adds the sentences either side."""
     limits = services.settings.limits
     query = _required("q", q, limits.max_query_chars)
     if not 1 <= k <= limits.max_k:
@@ -132,11 +136,8 @@ def search(
     scope = access_of(request).restrict(_repositories(repo, limits.max_query_chars))
     prefix = _optional("path_prefix", path_prefix, limits.max_query_chars)
     hits = services.retriever.search(query, k, mode=lane, filters=Filters(scope, prefix))
-    return SearchOut(
-        query=query,
-        lane=lane.value,
-        hits=[SearchHitOut(**h.to_dict()) for h in hits],
-    )
+    with services.connection() as conn:
+        return SearchOut(query=query, lane=lane.value, hits=linked_hits(conn, hits, context))
 
 
 @_route(get, "/v1/sentences/{sentence_id:int}", "A sentence among its neighbours", 401, 404, 503)
@@ -190,7 +191,9 @@ def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOu
         statuses = repository_status(conn, None if scope is None else list(scope))
         totals = status_totals(conn, statuses)
     rows = [_status_out(s, RepositoryStatusOut) for s in statuses]
-    return StatusOut(repositories=rows, total=_status_out(totals, StatusTotalsOut))
+    settings = services.settings
+    thresholds = ThresholdsOut(settings.warn_backlog_age_seconds, settings.ready_max_backlog_age_seconds)
+    return StatusOut(repositories=rows, total=_status_out(totals, StatusTotalsOut), thresholds=thresholds)
 
 
 ROUTES: list[ControllerRouterHandler] = [ask, stored_answer, search, sentence, document, status]

@@ -73,6 +73,8 @@ class ApiSettings:
     keys: tuple[ApiKey, ...] = ()
     protect_probes: bool = False
     """Whether `/healthz`, `/readyz` and `/metrics` need a key too (only when keys are configured)."""
+    warn_backlog_age_seconds: float = 300.0
+    """The oldest backlog age at which the page's freshness panel turns amber (red at the ready limit)."""
     ready_max_backlog_age_seconds: float = 1800.0
     database_timeout_seconds: float = 3.0
     """How long a request waits for a pooled connection before answering 503."""

@@ -24,6 +24,7 @@ from engine.search import RetrievalConfig
 from indexer.embedder import EmbedderRuntime
 from indexer.embedding_context import PreviousSentence
 from indexer.embedding_queue import QueueOptions
+from indexer.forge import LinkTemplateError, check_template
 from indexer.markdown import CodeMode
 
 __all__ = [
@@ -55,6 +56,16 @@ class RepositoryConfig:
     name: str = ""
     include: tuple[str, ...] = ("**/*.md", "**/*.markdown")
     exclude: tuple[str, ...] = ()
+    link: str = ""
+    """The forge permalink template (`{commit}`, `{path}`, `{start}`, `{end}`); empty derives it from the
+    checkout's origin remote, for forges known by host name only."""
+
+    def __post_init__(self) -> None:
+        if self.link:
+            try:
+                check_template(self.link)
+            except LinkTemplateError as exc:
+                raise ConfigError(f"repositories ({self.path}).link: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +189,10 @@ class ApiConfig:
 
 @dataclass(frozen=True, slots=True)
 class ThresholdsConfig:
-    """Operational limits."""
+    """Operational limits: the oldest un-embedded sentence's age that warns (the page turns amber) and the
+    one that pages (`/readyz` answers 503, the page turns red)."""
 
+    warn_backlog_age_seconds: float = 300.0
     ready_max_backlog_age_seconds: float = 1800.0
 
 

@@ -26,7 +26,8 @@ def repositories_for(config: Config, paths: Sequence[Path]) -> list[Repository]:
             raise ConfigError(f"{path}: not a folder")
         rc = configured.get(root)
         if rc is not None:
-            repos.append(Repository(rc.name, root, FileFilter(rc.include, rc.exclude)))
+            link = rc.link.strip() or None
+            repos.append(Repository(rc.name, root, FileFilter(rc.include, rc.exclude), link))
         else:
             repos.append(Repository(root.name, root))
     return repos

@@ -21,6 +21,7 @@ import structlog
 
 from indexer.database import Connection
 from indexer.hashing import content_hash
+from indexer.links import record_link_template, repository_link_template
 from indexer.markdown import CodeMode, parse_markdown
 from indexer.segment import split_sentences
 from indexer.skips import forget_skipped, record_skipped, skipped_paths
@@ -57,6 +58,8 @@ class Repository:
     name: str
     root: Path
     file_filter: FileFilter = field(default_factory=FileFilter)
+    link: str | None = None
+    """The configured forge link template; None derives it from the git remote (`indexer.links`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +111,11 @@ def _require_autocommit(conn: Connection) -> None:
 
 
 def open_repository(conn: Connection, repo: Repository, options: IndexOptions) -> int:
-    """The repository's id (created or re-rooted as needed), with its parse options recorded."""
+    """The repository's id (created or re-rooted as needed), with its parse options and link template
+    recorded."""
     _require_autocommit(conn)
     repository_id = ensure_repository(conn, repo.name, str(repo.root))
+    record_link_template(conn, repository_id, repository_link_template(repo.root, repo.link))
     if note_index_options(conn, repository_id, options.parse_fingerprint):
         log.info("parse options changed; every file is read again", repository=repo.name)
     return repository_id

@@ -117,6 +117,7 @@ def test_a_document_page_has_its_keys_in_order_and_the_state_as_a_word(client: A
 
 def test_the_status_has_its_keys_in_order(client: Any) -> None:
     body = client.get("/v1/status").json()
-    assert list(body) == ["repositories", "total"]
+    assert list(body) == ["repositories", "total", "thresholds"]
     assert [list(r) for r in body["repositories"]] == [REPOSITORY_STATUS_KEYS] * 2
     assert list(body["total"]) == STATUS_TOTAL_KEYS
+    assert body["thresholds"] == {"warn_backlog_age_seconds": 300.0, "page_backlog_age_seconds": 1800.0}
