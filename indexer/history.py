@@ -1,0 +1,54 @@
+"""The most recent stored answers a caller may read, newest first: what the page's history lists.
+
+Scoping follows `indexer.browse.AnswerScope.within`, in SQL so that a limit counts only readable answers: a
+caller limited to some repositories sees an answer only when it was asked within them and cites only them.
+Whether each answer's sources still say what they said is the answer store's to tell (`engine.store`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+from indexer.database import Connection
+
+__all__ = ["StoredAnswerRow", "recent_answers"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswerRow:
+    """A stored answer's id, question, status and when it was stored."""
+
+    id: str
+    question: str
+    status: str
+    created_at: datetime
+
+
+_SQL = """
+WITH scoped AS (
+    SELECT a.id, a.question, a.status, a.created_at,
+           coalesce(ARRAY(SELECT jsonb_array_elements_text(
+               CASE jsonb_typeof(a.body #> '{filters,repositories}')
+               WHEN 'array' THEN a.body #> '{filters,repositories}' ELSE '[]'::jsonb END)), '{}') AS asked,
+           coalesce(ARRAY(SELECT DISTINCT x #>> '{}'
+                          FROM jsonb_path_query(a.body, 'strict $.clauses[*].sources[*].repository') x),
+                    '{}') AS cited
+    FROM answers a
+)
+SELECT id, question, status, created_at FROM scoped
+WHERE %(repos)s::text[] IS NULL
+   OR (cardinality(asked) > 0 AND asked <@ %(repos)s::text[] AND cited <@ %(repos)s::text[])
+ORDER BY created_at DESC, id
+LIMIT %(limit)s
+"""
+
+
+def recent_answers(
+    conn: Connection, repositories: Collection[str] | None, limit: int
+) -> list[StoredAnswerRow]:
+    """Up to `limit` stored answers readable with `repositories` (None: all), newest first."""
+    repos = None if repositories is None else list(repositories)
+    rows = conn.execute(_SQL, {"repos": repos, "limit": limit}).fetchall()
+    return [StoredAnswerRow(str(r[0]), r[1], r[2], r[3]) for r in rows]
