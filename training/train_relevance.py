@@ -24,13 +24,14 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from training.data import RelRow, Source, load_relevance, norm_key, read_jsonl, sample_groups
+from training.docs_mix import load_docs
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
 from training.polar import load_polar
 from training.recipe import Mix, arguments, build, capped, run, write_summary
 from training.train_entailment import EVAL_ONLY as NLI_EVAL_ONLY
 
-__all__ = ["EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
+__all__ = ["DOCS_MIX", "EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
 
 MIX = (
     Source("relevance/squad", cap=30_000),
@@ -50,16 +51,31 @@ POLAR_MIX = (
 )
 """Polar questions from the NLI sets the entailment model trains on, and as many factoid rows again so the
 model keeps what it knew."""
+DOCS_MIX = (
+    Source("docs_faq/pairs.jsonl.gz"),
+    Source("docs_faq/heading_overflow.jsonl.gz", cap=12_000),
+    Source("relevance/squad", cap=6_000),
+    Source("relevance/nq", cap=3_000),
+    Source("relevance/multirc", cap=3_000),
+    Source("relevance/trecqa/train.jsonl.gz"),
+    Source("relevance/trecqa/dev.jsonl.gz"),
+)
+"""Docs questions from the training repositories of ``training.docs_split`` (read through citeline's own
+parser, ``training.docs_mix``), topic headings capped so question rows are not drowned, and a replay share
+of the factoid sets so the model keeps what it knew; meant to go on from the factoid model (``--start``)."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
 
 
 def _load(path: Path) -> list[RelRow]:
-    """Relevance rows, or polar-question rows from a set of NLI pairs (read by its fields)."""
+    """Relevance rows, polar-question rows from a set of NLI pairs, or docs rows from a docs_faq file (the
+    training repositories only), told apart by their fields."""
     files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".gz"))
     first = next(read_jsonl(files[0]), {}) if files else {}
-    return load_polar(path) if "hypothesis" in first else load_relevance(path)
+    if "hypothesis" in first:
+        return load_polar(path)
+    return load_docs(path) if "positive" in first else load_relevance(path)
 
 
 def _pair(row: RelRow) -> tuple[str, str]:
@@ -90,6 +106,7 @@ def _positives(rows: list[RelRow]) -> int:
 
 
 RECIPE = Mix(MIX, EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
+DOCS_RECIPE = Mix(DOCS_MIX, EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
 POLAR_RECIPE = Mix(POLAR_MIX, POLAR_EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
 
 
@@ -101,6 +118,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-minutes", type=float, help="stop training after this long, then evaluate and save")
     ap.add_argument("--polar", action="store_true", help="the polar mix (yes/no questions from NLI pairs)")
+    ap.add_argument("--docs", action="store_true", help="the docs mix (docs_faq training repositories)")
     ap.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
     args = ap.parse_args()
     cfg = TrainConfig(
@@ -115,7 +133,7 @@ def main() -> None:
         bf16=args.bf16,
     )
     t0 = time.monotonic()
-    recipe = POLAR_RECIPE if args.polar else RECIPE
+    recipe = POLAR_RECIPE if args.polar else DOCS_RECIPE if args.docs else RECIPE
     rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
     val_pairs = [(r.query, r.passage) for r in val]
@@ -140,7 +158,12 @@ def main() -> None:
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
 
     trained = run(args, cfg, None, [(r.query, r.passage) for r in rows], targets, bce, evaluate, t0)
-    head = {"full": args.full, "polar": args.polar, "start": str(args.start) if args.start else None}
+    head = {
+        "full": args.full,
+        "polar": args.polar,
+        "docs": args.docs,
+        "start": str(args.start) if args.start else None,
+    }
     write_summary(args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head=head)
 
 

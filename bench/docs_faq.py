@@ -1,0 +1,247 @@
+"""Docs answers on repositories citeline never trained or tuned on: the docs_faq held-out repositories.
+
+    python bench/docs_faq.py DOCS_FAQ [--role heldout|tune] [--model LABEL=PATH|rev:REV ...]
+        [--kinds faq,heading] [--budget low|mid|high] [--workdir DIR] [--dump FILE]
+
+DOCS_FAQ is `traindata/docs_faq`. The pages of the role's repositories (`training.docs_split`) are written
+out as Markdown files, one repository each, indexed and embedded as `citeline index` and `citeline embed`
+would; then every model (a relevance cross-encoder: `shipped` is the one in `engine/weights/relevance`, a
+`--model` is a folder, or `rev:REV` the folder as git holds it at REV) answers every question row of those
+repositories through `daemon.assembly.build_engine`, scoped to the row's repository as a one-repository
+deployment is. The answer store is emptied before each model, so no model is served another's answer.
+
+Then the unanswerable variant: the section of every `faq` row whose question is a heading (or bold line) is
+cut from its page, the index catches up, and each model is asked those questions again; an answer now is a
+near miss passing as one. The pages are put back afterwards, so a kept workdir starts from the same index.
+
+Per model and row kind it prints: search recall@10 of the mined positive; answer hit (cites the positive);
+paragraph hit (cites a sentence of its paragraph or the list it introduces); section hit (cites a unit
+under the question's heading); same-page precision; abstention on answerable rows and on the unanswerable
+variant; answer p50/p95. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchkit import mean, percentile, workspace
+from docs_faq_pages import (
+    ROLES,
+    FaqRow,
+    cut_section,
+    in_paragraph,
+    load_rows,
+    norm_key,
+    page_file,
+    same_text,
+    write_pages,
+)
+
+from daemon.assembly import build_engine, load_embedder, model_names
+from daemon.config import load_config
+from engine.search import Filters
+from indexer.database import Connection, open_database
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.reconcile import IndexOptions, Repository, reconcile_repository
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _model_path(spec: str, work: Path) -> str:
+    """`rev:REV` extracted from git into the workdir; a folder as it is; empty for the shipped model."""
+    if not spec.startswith("rev:"):
+        return spec
+    rev = spec[4:]
+    target = work / "models" / rev
+    if not target.exists():
+        target.mkdir(parents=True)
+        archive = subprocess.run(
+            ["git", "-C", str(_ROOT), "archive", rev, "engine/weights/relevance"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return str(target / "engine" / "weights" / "relevance")
+
+
+def _record(
+    row: FaqRow, phase: str, label: str, body: dict[str, Any], top: list[Any], ms: float
+) -> dict[str, Any]:
+    cited = [s for c in body["clauses"] for s in c["sources"]]
+    on_page = [s for s in cited if s["path"] == row.path]
+    heading = norm_key(row.question)
+    return {
+        "model": label,
+        "phase": phase,
+        "kind": row.kind,
+        "repo": row.repo,
+        "path": row.path,
+        "question": row.question,
+        "positive": row.positive,
+        "status": body["status"],
+        "abstained": body["status"] != "answer",
+        "ms": ms,
+        "recall10": any(h.path == row.path and same_text(h.text, row.positive) for h in top),
+        "hit": any(same_text(s["text"], row.positive) for s in on_page),
+        "paragraph": any(
+            same_text(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page
+        ),
+        "section": any(heading in {norm_key(h) for h in s.get("heading_path", [])} for s in on_page),
+        "cited": len(cited),
+        "cited_on_page": len(on_page),
+        "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
+        "clauses": [
+            (c["clause"], [f"{s['path']}:{s['line_start']}" for s in c["sources"]]) for c in body["clauses"]
+        ],
+    }
+
+
+def _ask_all(
+    database: Any, config: Any, label: str, spec: str, rows: list[FaqRow], phase: str, budget: str
+) -> list[dict[str, Any]]:
+    models = replace(model_names(config), reranker=spec)
+    engine = build_engine(database, models, config.retrieval)
+    out = []
+    try:
+        with database.connect() as conn:
+            conn.execute("DELETE FROM answers")
+        engine.answer("warm-up: what is this about", budget, Filters())
+        for row in rows:
+            filters = Filters(repositories=(row.name,))
+            top = engine.retriever.search(row.question, 10, filters=filters) if phase == "answerable" else []
+            started = time.perf_counter()
+            body = engine.answer(row.question, budget, filters).to_dict()
+            out.append(_record(row, phase, label, body, top, 1000 * (time.perf_counter() - started)))
+    finally:
+        engine.close()
+    return out
+
+
+def _sync(conn: Connection, repos: list[Repository], options: IndexOptions, worker: EmbeddingWorker) -> float:
+    started = time.perf_counter()
+    for repo in repos:
+        reconcile_repository(conn, repo, options)
+    worker.drain()
+    return time.perf_counter() - started
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}" if value == value else "nan"
+
+
+def _report(records: list[dict[str, Any]], labels: list[str]) -> None:
+    lines: list[tuple[str, list[str]]] = []
+    for kind in ("faq", "heading"):
+        for figure in ("recall10", "hit", "paragraph", "section", "abstained"):
+            values = []
+            for label in labels:
+                rs = [
+                    r
+                    for r in records
+                    if r["model"] == label and r["phase"] == "answerable" and r["kind"] == kind
+                ]
+                values.append(
+                    _fmt(mean([float(r[figure]) for r in rs])) + f" ({len(rs)})" * (figure == "recall10")
+                )
+            lines.append((f"{kind}: {figure.replace('abstained', 'abstain, answerable')}", values))
+        values = []
+        for label in labels:
+            rs = [
+                r for r in records if r["model"] == label and r["phase"] == "answerable" and r["kind"] == kind
+            ]
+            values.append(_fmt(sum(r["cited_on_page"] for r in rs) / max(1, sum(r["cited"] for r in rs))))
+        lines.append((f"{kind}: same-page precision", values))
+    values = []
+    for label in labels:
+        rs = [r for r in records if r["model"] == label and r["phase"] == "unanswerable"]
+        values.append(_fmt(mean([float(r["abstained"]) for r in rs])) + f" ({len(rs)})")
+    lines.append(("unanswerable variant: abstain", values))
+    for q in (0.5, 0.95):
+        values = [_fmt(percentile([r["ms"] for r in records if r["model"] == label], q)) for label in labels]
+        lines.append((f"answer ms p{int(q * 100)}", values))
+    width = max(len(name) for name, _ in lines)
+    print(f"{'figure':<{width}}  " + "  ".join(f"{label:>14}" for label in labels))
+    for name, values in lines:
+        print(f"{name:<{width}}  " + "  ".join(f"{v:>14}" for v in values))
+    print("abstention at a relevance floor t (answerable faq / unanswerable), per model:")
+    for label in labels:
+        ans = [
+            r["best_relevance"]
+            for r in records
+            if r["model"] == label and r["phase"] == "answerable" and r["kind"] == "faq"
+        ]
+        una = [r["best_relevance"] for r in records if r["model"] == label and r["phase"] == "unanswerable"]
+        cells = [
+            f"{t:.2f}: {_fmt(mean([float(v < t) for v in ans]))}/{_fmt(mean([float(v < t) for v in una]))}"
+            for t in (0.35, 0.45, 0.55, 0.65, 0.75)
+        ]
+        print(f"  {label}: " + "  ".join(cells))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--role", choices=sorted(ROLES), default="heldout")
+    ap.add_argument("--model", action="append", default=[], help="LABEL=PATH or LABEL=rev:REV")
+    ap.add_argument("--kinds", default="faq,heading")
+    ap.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--dump", type=Path)
+    ap.add_argument("--no-shipped", action="store_true", help="leave the shipped model out of the run")
+    args = ap.parse_args()
+    repos_named = ROLES[args.role]
+    kinds = set(args.kinds.split(","))
+    rows = [r for r in load_rows(args.data, repos_named) if r.kind in kinds]
+    config = load_config()
+    with workspace(args.workdir) as work:
+        models = ([] if args.no_shipped else [("shipped", "")]) + [
+            (label, _model_path(spec, work)) for label, spec in (m.split("=", 1) for m in args.model)
+        ]
+        repos = []
+        for name in repos_named:
+            root = work / "pages" / name.replace("/", "__")
+            pages = write_pages(args.data, name, root)
+            repos.append(Repository(root.name, root))
+            print(f"{name}: {pages} pages, {sum(r.repo == name for r in rows)} rows")
+        database = open_database(None, work / "db")
+        options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
+        records: list[dict[str, Any]] = []
+        with database.connect() as conn:
+            worker = EmbeddingWorker(conn, load_embedder(config))
+            print(f"indexed and embedded in {_sync(conn, repos, options, worker):.1f}s")
+            for label, spec in models:
+                records += _ask_all(database, config, label, spec, rows, "answerable", args.budget)
+            originals: dict[Path, str] = {}
+            cut: list[FaqRow] = []
+            for row in (r for r in rows if r.kind == "faq"):
+                file = page_file(work / "pages" / row.name, row.path)
+                text = originals.setdefault(file, file.read_text(encoding="utf-8"))
+                current = file.read_text(encoding="utf-8")
+                shorter = cut_section(current, row.question)
+                if shorter is not None and cut_section(text, row.question) is not None:
+                    file.write_text(shorter, encoding="utf-8")
+                    cut.append(row)
+            seconds = _sync(conn, repos, options, worker)
+            print(f"unanswerable variant: {len(cut)} faq sections cut, index caught up in {seconds:.1f}s")
+            try:
+                for label, spec in models:
+                    records += _ask_all(database, config, label, spec, cut, "unanswerable", args.budget)
+            finally:
+                for file, text in originals.items():
+                    file.write_text(text, encoding="utf-8")
+                _sync(conn, repos, options, worker)
+    _report(records, [label for label, _ in models])
+    if args.dump is not None:
+        with args.dump.open("w", encoding="utf-8") as out:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

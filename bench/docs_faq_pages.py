@@ -1,0 +1,79 @@
+"""The docs_faq side of `docs_faq.py`: which repositories and rows, their pages written out as Markdown files,
+a question's section cut from its page, and whether a cited unit is the mined answer or of its paragraph.
+
+Imported by its bare name (the benchmarks run as scripts).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
+
+from training.data import norm_key, read_jsonl
+from training.docs_split import HELD_OUT, TUNE
+from training.docs_text import cut_section, in_paragraph, same_text
+
+__all__ = [
+    "ROLES",
+    "FaqRow",
+    "cut_section",
+    "in_paragraph",
+    "load_rows",
+    "norm_key",
+    "page_file",
+    "same_text",
+    "write_pages",
+]
+
+ROLES = {"heldout": HELD_OUT, "tune": TUNE}
+
+
+@dataclass(frozen=True, slots=True)
+class FaqRow:
+    """One mined question with its answer: the first sentence under its heading, and that paragraph."""
+
+    repo: str
+    path: str
+    question: str
+    positive: str
+    context: str
+    kind: str
+
+    @property
+    def name(self) -> str:
+        """The repository's name in the index."""
+        return self.repo.replace("/", "__")
+
+
+def load_rows(data: Path, repos: tuple[str, ...]) -> list[FaqRow]:
+    """The rows of `pairs.jsonl.gz` for these repositories, in file order."""
+    return [
+        FaqRow(r["repo"], r["path"], r["question"], r["positive"], r["positive_context"], r["kind"])
+        for r in read_jsonl(data / "pairs.jsonl.gz")
+        if r["repo"] in repos
+    ]
+
+
+def write_pages(data: Path, repo: str, root: Path) -> int:
+    """Write the repository's corpus pages under `root` as Markdown files (kept when already there)."""
+    count = 0
+    with gzip.open(data / "corpus" / (repo.replace("/", "__") + ".jsonl.gz"), "rt", encoding="utf-8") as fh:
+        for page in map(json.loads, fh):
+            target = root / page["path"]
+            if target.suffix not in (".md", ".markdown"):
+                target = target.with_suffix(target.suffix + ".md")
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(page["text"], encoding="utf-8")
+            count += 1
+    return count
+
+
+def page_file(root: Path, path: str) -> Path:
+    target = root / path
+    return target if target.suffix in (".md", ".markdown") else target.with_suffix(target.suffix + ".md")

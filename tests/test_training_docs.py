@@ -1,0 +1,136 @@
+"""The docs relevance data: the repositories held out, the pairs a mined row gives, and a section cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from training.docs_mix import DocsPage, _RepoIndex, pairs_for_row, parse_page
+from training.docs_split import HELD_OUT, TUNE, draw, role
+from training.docs_text import cut_section, in_paragraph, same_text
+
+STATS = Path(__file__).resolve().parents[2] / "shared" / "traindata" / "docs_faq" / "stats.json"
+
+PAGE = """# Caching
+
+## How do I clear the cache?
+
+To clear the cache, run this command:
+
+```sh
+tool cache clear
+```
+
+Be careful as this is a destructive operation.
+
+## Where is the cache kept?
+
+The cache lives in the build folder.
+
+## Remote caches
+
+A remote cache is shared between machines.
+"""
+
+
+def _index(pages: dict[str, str]) -> _RepoIndex:
+    parsed: dict[str, DocsPage] = {path: parse_page(text) for path, text in pages.items()}
+    return _RepoIndex(parsed)
+
+
+@pytest.mark.skipif(not STATS.exists(), reason="../shared/traindata/docs_faq is not beside the checkout")
+def test_the_held_out_lists_are_the_seeded_draw_of_the_forty_repositories() -> None:
+    names = json.loads(STATS.read_text())
+    assert len(names) == 40
+    assert draw(names) == (HELD_OUT, TUNE)
+
+
+def test_no_repository_is_both_held_out_and_tuned_on_and_the_rest_train() -> None:
+    assert not set(HELD_OUT) & set(TUNE)
+    assert {role(n) for n in HELD_OUT} == {"heldout"}
+    assert {role(n) for n in TUNE} == {"tune"}
+    assert role("someone/else") == "train"
+
+
+def test_a_question_row_gives_its_positive_with_and_without_its_heading_and_what_it_introduces() -> None:
+    row = {
+        "path": "cache.md",
+        "question": "How do I clear the cache?",
+        "positive": "To clear the cache, run this command:",
+        "negatives": ["The cache lives in the build folder.", "A remote cache is shared between machines."],
+        "kind": "faq",
+    }
+    pairs = pairs_for_row(row, _index({"cache.md": PAGE}))
+    positives = [p for p, label in pairs if label == 1]
+    negatives = [p for p, label in pairs if label == 0]
+    assert positives == [
+        "Caching > How do I clear the cache?: To clear the cache, run this command:",
+        "Caching: To clear the cache, run this command:",
+        "Caching > How do I clear the cache?: tool cache clear",
+    ]
+    assert negatives == [
+        "Caching > Where is the cache kept?: The cache lives in the build folder.",
+        "Caching > Remote caches: A remote cache is shared between machines.",
+    ]
+
+
+def test_a_mined_negative_from_the_answers_own_section_is_left_out_as_it_may_answer_too() -> None:
+    row = {
+        "path": "cache.md",
+        "question": "How do I clear the cache?",
+        "positive": "To clear the cache, run this command:",
+        "negatives": ["Be careful as this is a destructive operation."],
+        "kind": "heading",
+    }
+    pairs = pairs_for_row(row, _index({"cache.md": PAGE}))
+    assert [label for _, label in pairs] == [1, 1]
+
+
+def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> None:
+    other = "# Storage\n\nThe cache lives in the build folder, next to the binaries.\n"
+    row = {
+        "path": "cache.md",
+        "question": "Where is the cache kept?",
+        "positive": "The cache lives in the build folder.",
+        "negatives": ["The cache lives in the build folder, next to the binaries."],
+        "kind": "faq",
+    }
+    pairs = pairs_for_row(row, _index({"cache.md": PAGE, "storage.md": other}))
+    assert ("Storage: The cache lives in the build folder, next to the binaries.", 0) in pairs
+
+
+def test_a_row_whose_positive_is_not_on_its_page_gives_nothing() -> None:
+    row = {"path": "cache.md", "question": "Why?", "positive": "Not on the page at all.", "kind": "faq"}
+    assert pairs_for_row(row, _index({"cache.md": PAGE})) == []
+
+
+def test_cutting_a_section_removes_it_up_to_the_next_heading_of_its_level() -> None:
+    cut = cut_section(PAGE, "How do I clear the cache?")
+    assert cut is not None
+    assert "destructive" not in cut
+    assert "tool cache clear" not in cut
+    assert "## Where is the cache kept?" in cut
+    assert cut.startswith("# Caching\n")
+
+
+def test_cutting_a_section_takes_its_subsections_and_ignores_headings_inside_code() -> None:
+    page = "# A\n\n## Q?\n\nx\n\n```\n# not a heading\n```\n\n### Sub\n\ny\n\n## Next\n\nz\n"
+    assert cut_section(page, "Q?") == "# A\n\n## Next\n\nz\n"
+
+
+def test_cutting_a_bold_question_stops_at_the_next_bold_line() -> None:
+    page = "# FAQ\n\n**Can I do this?**\n\nYes.\n\n**And that?**\n\nNo.\n"
+    assert cut_section(page, "Can I do this?") == "# FAQ\n\n**And that?**\n\nNo.\n"
+
+
+def test_a_question_that_is_not_a_heading_of_the_page_cannot_be_cut() -> None:
+    assert cut_section(PAGE, "What is a cache?") is None
+
+
+def test_a_unit_matches_the_mined_sentence_by_its_normalised_start_and_its_paragraph_by_containment() -> None:
+    assert same_text("To clear the `cache`, run:", "To clear the cache, run: tool clear")
+    assert not same_text("To clear", "To clear the cache")  # too short to be a prefix match
+    assert in_paragraph("It is destructive.", "Run it. It is destructive. Take care.")
+    assert not in_paragraph("It is safe.", "Run it. It is destructive.")

@@ -1,0 +1,164 @@
+"""Relevance pairs from ``traindata/docs_faq``, read the way citeline's index reads the same pages.
+
+Each mined row names a page, a question (a heading) and the first sentence under it. The page is parsed
+with citeline's own Markdown parser and segmenter, so every passage is a unit exactly as the engine rates
+it: the sentence after its heading path (``Hit.headed_text``). What one row gives:
+
+- the positive, under its full heading path (the heading that asks the question is part of what the
+  engine reads), label 1;
+- for question rows, the positive again under its parent headings only, label 1, so the model learns to
+  read the answer in the sentence and not only in the heading;
+- when the positive ends with a colon, the unit it introduces (the list item, code block or sentence after
+  it in the same section), label 1: the answer is what it introduces;
+- each mined near miss (other sections of the page, other answers of the repository), located in the
+  parsed pages and read under its own headings, label 0.
+
+Other sentences of the positive's section are left out: they may answer too (the mined positive is often
+background), so they are neither positives nor negatives. Only repositories whose role in
+``training.docs_split`` is ``train`` are read.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.markdown import TextUnit, UnitKind
+from indexer.segment import markdown_units
+from training.data import RelRow, norm_key, read_jsonl
+from training.docs_split import role
+from training.docs_text import same_key
+
+__all__ = ["DocsPage", "headed", "load_docs", "pairs_for_row", "read_corpus", "repo_index"]
+
+_CITABLE = (UnitKind.SENTENCE, UnitKind.TABLE_ROW, UnitKind.CODE)
+
+
+@dataclass(frozen=True, slots=True)
+class DocsPage:
+    """One parsed page: its units and each unit's normalised text."""
+
+    units: list[TextUnit]
+    keys: list[str]
+
+    def find(self, text: str, exact: bool = False) -> int | None:
+        """The index of the citable unit whose text is ``text``; unless ``exact``, failing that, the first
+        one that starts ``text`` or that ``text`` starts (see ``same_text``)."""
+        key = norm_key(text)
+        citable = [i for i, unit in enumerate(self.units) if unit.kind in _CITABLE]
+        found = next((i for i in citable if self.keys[i] == key and key), None)
+        if found is not None or exact:
+            return found
+        return next((i for i in citable if same_key(self.keys[i], key)), None)
+
+
+def headed(unit: TextUnit, drop: int = 0) -> str:
+    """The unit as the engine's cross-encoders read it, less its last ``drop`` headings."""
+    path = unit.heading_path[: len(unit.heading_path) - drop] if drop else unit.heading_path
+    heading = " > ".join(path)
+    return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def parse_page(text: str) -> DocsPage:
+    units = markdown_units(text)
+    return DocsPage(units, [norm_key(u.text) for u in units])
+
+
+def read_corpus(corpus: Path, repository: str) -> dict[str, DocsPage]:
+    """Every page of one repository's corpus file, parsed, by path."""
+    file = corpus / (repository.replace("/", "__") + ".jsonl.gz")
+    with gzip.open(file, "rt", encoding="utf-8") as fh:
+        return {obj["path"]: parse_page(obj["text"]) for obj in map(json.loads, fh)}
+
+
+class _RepoIndex:
+    """Where each citable unit of a repository is, by the first characters of its normalised text."""
+
+    def __init__(self, pages: dict[str, DocsPage]) -> None:
+        self.pages = pages
+        self._by_prefix: dict[str, list[tuple[str, int]]] = {}
+        for path, page in pages.items():
+            for i, (unit, key) in enumerate(zip(page.units, page.keys, strict=True)):
+                if unit.kind in _CITABLE and key:
+                    self._by_prefix.setdefault(key[:12], []).append((path, i))
+
+    def locate(self, path: str, text: str) -> tuple[DocsPage, int] | None:
+        """``text`` itself on its page, else anywhere in the repository; failing that, a unit that starts
+        it or that it starts, on its page first."""
+        page = self.pages.get(path)
+        candidates = [p for p, _ in self._by_prefix.get(norm_key(text)[:12], []) if p != path]
+        for exact in (True, False):
+            if page is not None and (i := page.find(text, exact)) is not None:
+                return page, i
+            for other_path in dict.fromkeys(candidates):
+                if (j := self.pages[other_path].find(text, exact)) is not None:
+                    return self.pages[other_path], j
+        return None
+
+
+def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, int]]:
+    """(passage, label) pairs for one mined row; none when its positive is not found on its page."""
+    path, question = str(row["path"]), str(row["question"])
+    page = index.pages.get(path)
+    start = page.find(str(row["positive"])) if page is not None else None
+    if page is None or start is None:
+        return []
+    positive = page.units[start]
+    out = [(headed(positive), 1)]
+    if row.get("kind") == "faq" and positive.heading_path:
+        out.append((headed(positive, drop=1), 1))
+    follows = start + 1
+    if (
+        positive.text.rstrip().endswith(":")
+        and follows < len(page.units)
+        and page.units[follows].kind in _CITABLE
+        and page.units[follows].heading_path == positive.heading_path
+    ):
+        out.append((headed(page.units[follows]), 1))
+    seen = {norm_key(p) for p, _ in out}
+    negatives = row.get("negatives") or []
+    assert isinstance(negatives, list)
+    for text in negatives:
+        found = index.locate(path, str(text))
+        if found is None:
+            continue
+        near_page, i = found
+        unit = near_page.units[i]
+        if near_page is page and unit.heading_path == positive.heading_path:
+            continue  # same section: it may answer too
+        passage = headed(unit)
+        if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(question):
+            seen.add(norm_key(passage))
+            out.append((passage, 0))
+    return out
+
+
+def repo_index(corpus: Path, repository: str) -> _RepoIndex:
+    """One repository's parsed pages, indexed for locating mined sentences."""
+    return _RepoIndex(read_corpus(corpus, repository))
+
+
+def _rows(file: Path) -> Iterator[dict[str, object]]:
+    yield from read_jsonl(file)
+
+
+def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
+    """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
+    corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question."""
+    corpus = file.parent / "corpus"
+    by_repo: dict[str, list[dict[str, object]]] = {}
+    for row in _rows(file):
+        if role(str(row["repo"])) in roles:
+            by_repo.setdefault(str(row["repo"]), []).append(row)
+    out: list[RelRow] = []
+    source = f"docs_faq/{file.name.split('.')[0]}"
+    for repository in sorted(by_repo):
+        index = _RepoIndex(read_corpus(corpus, repository))
+        for row in by_repo[repository]:
+            group = f"docs:{repository}:{row['path']}:{row['question']}"
+            for passage, label in pairs_for_row(row, index):
+                out.append(RelRow(str(row["question"]), passage, label, group, source))
+    return out
