@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Collection
 from pathlib import Path
+from urllib.parse import quote
 
 from indexer.database import Connection
 from indexer.forge import template_for_remote
@@ -18,12 +19,11 @@ from indexer.forge import template_for_remote
 __all__ = ["link_templates", "origin_remote", "record_link_template", "repository_link_template"]
 
 
-def origin_remote(root: Path) -> str | None:
-    """The URL of the `origin` remote of the git checkout holding `root` (with `url.*.insteadOf` applied),
-    or None when there is none, git is not installed, or git fails."""
+def _git(root: Path, *args: str) -> str | None:
+    """What git prints for `args` run in `root` (stripped of the final newline), or None when it fails."""
     try:
         done = subprocess.run(
-            ["git", "-c", "safe.directory=*", "-C", str(root), "remote", "get-url", "origin"],
+            ["git", "-c", "safe.directory=*", "-C", str(root), *args],
             capture_output=True,
             text=True,
             timeout=10,
@@ -31,16 +31,29 @@ def origin_remote(root: Path) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    url = done.stdout.strip()
-    return url if done.returncode == 0 and url else None
+    return done.stdout.rstrip("\n") if done.returncode == 0 else None
+
+
+def origin_remote(root: Path) -> str | None:
+    """The URL of the `origin` remote of the git checkout holding `root` (with `url.*.insteadOf` applied),
+    or None when there is none, git is not installed, or git fails."""
+    url = (_git(root, "remote", "get-url", "origin") or "").strip()
+    return url or None
 
 
 def repository_link_template(root: Path, configured: str | None) -> str | None:
-    """The configured template, else the one derived from the checkout's origin remote, else None."""
-    if configured:
-        return configured
-    remote = origin_remote(root)
-    return template_for_remote(remote) if remote else None
+    """The configured template, else the one derived from the checkout's origin remote, else None.
+
+    Document paths are relative to `root`; when `root` is a folder inside the checkout, its place in the
+    checkout is put before `{path}`, so a link names the file as the forge does."""
+    template = configured
+    if not template:
+        remote = origin_remote(root)
+        template = template_for_remote(remote) if remote else None
+    if not template:
+        return None
+    prefix = _git(root, "rev-parse", "--show-prefix") or ""
+    return template.replace("{path}", quote(prefix, safe="/") + "{path}") if prefix else template
 
 
 def record_link_template(conn: Connection, repository_id: int, template: str | None) -> None:

@@ -169,3 +169,21 @@ def test_the_origin_remote_of_a_checkout_gives_its_template_and_configuration_wi
 def test_a_folder_outside_any_checkout_has_no_remote(tmp_path: Path) -> None:
     assert origin_remote(tmp_path / "missing") is None
     assert repository_link_template(tmp_path / "missing", None) is None
+
+
+def test_a_repository_in_a_subfolder_of_a_checkout_links_to_the_file_where_the_forge_has_it(
+    tmp_path: Path,
+) -> None:
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "remote", "add", "origin", "https://github.com/rust-lang/rust.git")
+    guide = tmp_path / "src" / "doc" / "dev guide"
+    guide.mkdir(parents=True)
+    template = repository_link_template(guide, None)
+    assert permalink(template, COMMIT, "building/x.md", 4, 4) == (
+        f"https://github.com/rust-lang/rust/blob/{COMMIT}/src/doc/dev%20guide/building/x.md#L4-L4"
+    )
+    configured = repository_link_template(guide, "https://mirror.example/{commit}/{path}")
+    assert (
+        permalink(configured, COMMIT, "a.md", 1, 1)
+        == f"https://mirror.example/{COMMIT}/src/doc/dev%20guide/a.md"
+    )
