@@ -1,4 +1,4 @@
-"""`GET /v1/answers`: the latest stored answers the caller may read, each with how its sources stand now.
+"""`GET /v1/history`: the latest stored answers the caller may read, each with how its sources stand now.
 
 The store says whether each cited sentence is live, changed or deleted (`engine.store.load_answer`); this
 route only counts the states and names the worst of them, so the page can mark an answer fresh or stale
@@ -58,7 +58,7 @@ def _freshness(states: Counter[str]) -> Freshness:
 
 
 @get(
-    "/v1/answers",
+    "/v1/history",
     sync_to_thread=True,
     summary="The latest stored answers, each marked fresh or stale",
     responses=problem_responses(400, 401, 503),

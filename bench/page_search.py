@@ -106,9 +106,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         head = Path(tmp) / "head"
-        subprocess.run(
-            ["git", "clone", "-q", str(args.data / "md_history.bundle"), str(head)], check=True, cwd=tmp
-        )
+        bundle = args.data.resolve() / "md_history.bundle"
+        subprocess.run(["git", "clone", "-q", str(bundle), str(head)], check=True, cwd=tmp)
         database = open_database(None, Path(tmp) / "db")
         started = time.perf_counter()
         with database.connect() as conn:

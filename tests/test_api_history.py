@@ -1,4 +1,4 @@
-"""`GET /v1/answers`: the latest stored answers, newest first, each marked fresh, changed or deleted as its
+"""`GET /v1/history`: the latest stored answers, newest first, each marked fresh, changed or deleted as its
 sources stand now, and scoped like a single stored answer."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def ask(client: Any, question: str, repositories: list[str], key: str = FULL_KEY
 
 
 def history(client: Any, key: str = FULL_KEY, **params: Any) -> Any:
-    response = client.get("/v1/answers", params=params, headers={"Authorization": f"Bearer {key}"})
+    response = client.get("/v1/history", params=params, headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 200, response.text
     return response.json()["answers"]
 
@@ -70,4 +70,4 @@ def test_a_scoped_key_lists_only_answers_asked_within_its_repositories(
         assert [a["id"] for a in history(client, BETA_KEY)] == [bread]
         assert len(history(client, FULL_KEY)) == 3
         auth = {"Authorization": f"Bearer {FULL_KEY}"}
-        assert client.get("/v1/answers", params={"limit": 0}, headers=auth).status_code == 400
+        assert client.get("/v1/history", params={"limit": 0}, headers=auth).status_code == 400

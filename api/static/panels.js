@@ -109,7 +109,7 @@
 
   async function refreshHistory() {
     try {
-      renderHistory((await call("/v1/answers?limit=20")).answers);
+      renderHistory((await call("/v1/history?limit=20")).answers);
       $("history-note").textContent = "Stored answers, newest first.";
     } catch (error) {
       $("history-note").textContent = "history: " + error.message;
