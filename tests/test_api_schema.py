@@ -87,6 +87,7 @@ def test_schema_lists_every_route(api_schema: OpenApiSchema, conn: Connection) -
     paths = set(api_schema.raw_schema["paths"])
     assert paths == {
         "/v1/answers",
+        "/v1/history",
         "/v1/answers/{answer_id}",
         "/v1/search",
         "/v1/sentences/{sentence_id}",
