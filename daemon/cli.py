@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--json", action="store_true", help='print {"hits": [...]} as JSON')
 
+    sub.add_parser("migrate", help="apply pending schema migrations and exit (once, before a fleet starts)")
     status = sub.add_parser("status", help="documents, sentences and embedding backlog per repository")
     status.add_argument("--json", action="store_true", help="print the figures as JSON")
 
@@ -197,6 +198,14 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
     return 0
 
 
+def _cmd_migrate(args: argparse.Namespace, config: Config, database: Database) -> int:
+    """Opening the database applied the pending migrations (under an advisory lock); say where it stands."""
+    with database.connect() as conn:
+        row = conn.execute("SELECT max(version) FROM citeline_migrations").fetchone()
+    print(f"schema at version {row[0] if row else 0}: {database.describe()}")
+    return 0
+
+
 def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
 
@@ -287,6 +296,7 @@ _COMMANDS = {
     "api": _cmd_api,
     "serve": _cmd_serve,
     "index": _cmd_index,
+    "migrate": _cmd_migrate,
     "search": _cmd_search,
     "status": _cmd_status,
     "watch": _cmd_watch,
