@@ -152,27 +152,37 @@ def main() -> None:
 
 
 def _conclude(results: list[dict[str, float]], cores: int) -> None:
-    """What limits the drain here, and the projection to N hosts, from the measured per-vector costs:
-    encoding CPU from the one-worker run, database CPU from the run with the most concurrent writers."""
-    one, crowd = results[0], results[-1]
+    """What limits the drain here, and the projection to N hosts, from the measured per-vector costs: a
+    run whose cores are all busy drains at cores / (worker + database CPU a vector); on N hosts each brings
+    its own cores to encoding, and the database host's cores are shared by all of them."""
+    one = results[0]
     best = max(results, key=lambda r: r["rate"])
-    worker_ms, db_ms = one["worker_ms"], max(r["other_ms"] for r in results)
+    print()
+    for r in results:
+        ceiling = 1000 * cores / (r["worker_ms"] + r["other_ms"])
+        print(
+            f"{r['workers']:.0f} worker(s): {r['rate']:.0f}/s measured, cores {100 * r['busy']:.0f}% busy;"
+            f" {cores} cores / ({r['worker_ms']:.2f} + {r['other_ms']:.2f}) ms a vector = {ceiling:.0f}/s"
+            " if they were all busy"
+        )
     print(
-        f"\nHere: {best['rate']:.0f}/s at best ({best['workers']:.0f} workers) against {one['rate']:.0f}/s"
-        f" for one; the cores are {100 * best['busy']:.0f}% busy. Each vector costs {worker_ms:.2f} ms of"
-        f" worker CPU (encoding, one worker) and {one['other_ms']:.2f} ms elsewhere (PostgreSQL: the write"
-        f" and the HNSW insert; {crowd['other_ms']:.2f} ms with {crowd['workers']:.0f} writers). On"
-        f" {cores} cores the ceiling is about {cores} x 1000 / ({worker_ms:.2f} + {one['other_ms']:.2f}) ="
-        f" {1000 * cores / (worker_ms + one['other_ms']):.0f}/s whatever the worker count: more workers"
-        " share the same cores, and only fill the gaps one worker leaves while it waits on the database."
+        f"What limits it on {cores} cores: CPU. One worker leaves {100 * (1 - one['busy']):.0f}% of the cores"
+        " idle (waits on the database, gaps between batches); more workers fill those gaps and then share"
+        " the same cores, so"
+        f" the best is {best['rate']:.0f}/s ({best['workers']:.0f} workers). Encoding is"
+        f" {100 * best['worker_ms'] / (best['worker_ms'] + best['other_ms']):.0f}% of the CPU a vector costs;"
+        " PostgreSQL (the write, the HNSW insert) and everything else on the machine the rest."
     )
+    per_host = 1000 * cores / best["worker_ms"]
+    db_ms = max(r["other_ms"] for r in results)
     database_ceiling = 1000 * cores / db_ms if db_ms else float("inf")
     for hosts in (1, 2, 4, 8):
-        encoding = hosts * 1000 * cores / worker_ms if worker_ms else float("inf")
         print(
-            f"{hosts} worker host(s) of {cores} cores, the database on its own {cores}-core host: encoding"
-            f" {encoding:.0f}/s, the database {database_ceiling:.0f}/s at most (at {db_ms:.2f} ms a vector):"
-            f" expect about {min(encoding, database_ceiling):.0f}/s."
+            f"{hosts} embedder host(s) like this one ({best['workers']:.0f} workers each), the database on"
+            f" its own {cores}-core host: encoding {hosts * per_host:.0f}/s, the database"
+            f" {database_ceiling:.0f}/s"
+            f" at most ({db_ms:.2f} ms a vector, an upper bound: it counts all other CPU use here):"
+            f" about {min(hosts * per_host, database_ceiling):.0f}/s."
         )
 
 
