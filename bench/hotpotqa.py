@@ -32,7 +32,7 @@ from benchkit import optional_models, percentile, words, workspace
 
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
-from engine.crossencoders import CrossEncoderPrecision
+from engine.crossencoders import CrossEncoderPrecision, load_relevance
 from engine.routing import shape
 from engine.search import Retriever
 from indexer.database import open_database
@@ -83,6 +83,9 @@ def main() -> None:
     parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
     parser.add_argument("--no-rerank", action="store_true", help="no relevance cross-encoder")
     parser.add_argument(
+        "--relevance-model", default="", help="a relevance model folder or name, not the shipped one"
+    )
+    parser.add_argument(
         "--precision",
         choices=[p.value for p in CrossEncoderPrecision],
         default="auto",
@@ -132,6 +135,8 @@ def main() -> None:
         entailment, relevance = (
             (None, None) if args.no_models else optional_models(CrossEncoderPrecision(args.precision))
         )
+        if args.relevance_model and not args.no_models:
+            relevance = load_relevance(args.relevance_model, precision=CrossEncoderPrecision(args.precision))
         relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
         engine = AnswerEngine(

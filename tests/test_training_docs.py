@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training.docs_mix import DocsPage, _RepoIndex, pairs_for_row, parse_page
+from training.docs_mix import UNCERTAIN, DocsPage, _RepoIndex, pairs_for_row, parse_page
 from training.docs_split import HELD_OUT, TUNE, draw, role
 from training.docs_text import cut_section, in_paragraph, same_text
 
@@ -70,13 +70,17 @@ def test_a_question_row_gives_its_positive_with_and_without_its_heading_and_what
         "Caching: To clear the cache, run this command:",
         "Caching > How do I clear the cache?: tool cache clear",
     ]
+    assert (
+        "Caching > How do I clear the cache?: Be careful as this is a destructive operation.",
+        UNCERTAIN,
+    ) in pairs
     assert negatives == [
         "Caching > Where is the cache kept?: The cache lives in the build folder.",
         "Caching > Remote caches: A remote cache is shared between machines.",
     ]
 
 
-def test_a_mined_negative_from_the_answers_own_section_is_left_out_as_it_may_answer_too() -> None:
+def test_a_mined_negative_from_the_answers_own_section_is_only_uncertain_as_it_may_answer_too() -> None:
     row = {
         "path": "cache.md",
         "question": "How do I clear the cache?",
@@ -85,7 +89,7 @@ def test_a_mined_negative_from_the_answers_own_section_is_left_out_as_it_may_ans
         "kind": "heading",
     }
     pairs = pairs_for_row(row, _index({"cache.md": PAGE}))
-    assert [label for _, label in pairs] == [1, 1]
+    assert [label for _, label in pairs] == [1, 1, UNCERTAIN]
 
 
 def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> None:
@@ -99,6 +103,22 @@ def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> Non
     }
     pairs = pairs_for_row(row, _index({"cache.md": PAGE, "storage.md": other}))
     assert ("Storage: The cache lives in the build folder, next to the binaries.", 0) in pairs
+
+
+def test_the_rest_of_the_answers_paragraph_is_an_answer_too() -> None:
+    page = "# Guide\n\n## Why is it slow?\n\nIt reads every file. Caching avoids that.\n\nSee #12.\n"
+    row = {
+        "path": "guide.md",
+        "question": "Why is it slow?",
+        "positive": "It reads every file.",
+        "positive_context": "It reads every file. Caching avoids that.",
+        "kind": "heading",
+    }
+    assert pairs_for_row(row, _index({"guide.md": page})) == [
+        ("Guide > Why is it slow?: It reads every file.", 1.0),
+        ("Guide > Why is it slow?: Caching avoids that.", 1.0),
+        ("Guide > Why is it slow?: See #12.", UNCERTAIN),
+    ]
 
 
 def test_a_row_whose_positive_is_not_on_its_page_gives_nothing() -> None:

@@ -52,6 +52,13 @@ class RelRow:
     label: int  # 1 relevant, 0 not
     group: str  # one ranking list: the set's question id, else the query text
     source: str
+    target: float | None = None
+    """What the model is trained towards when the label is uncertain (a soft label); None: the label."""
+
+    @property
+    def goal(self) -> float:
+        """The training target: the soft label when there is one, else the label."""
+        return float(self.label) if self.target is None else self.target
 
 
 @dataclass(frozen=True, slots=True)

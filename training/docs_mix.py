@@ -5,16 +5,18 @@ with citeline's own Markdown parser and segmenter, so every passage is a unit ex
 it: the sentence after its heading path (``Hit.headed_text``). What one row gives:
 
 - the positive, under its full heading path (the heading that asks the question is part of what the
-  engine reads), label 1;
-- for question rows, the positive again under its parent headings only, label 1, so the model learns to
+  engine reads), target 1;
+- for question rows, the positive again under its parent headings only, target 1, so the model learns to
   read the answer in the sentence and not only in the heading;
-- when the positive ends with a colon, the unit it introduces (the list item, code block or sentence after
-  it in the same section), label 1: the answer is what it introduces;
+- the rest of the positive's paragraph (and the list it introduces), and the unit right after a positive
+  that ends with a colon (the list item, code block or sentence it introduces), target 1;
+- every other unit of the positive's section, target ``UNCERTAIN``: the mined positive is often background
+  and the answer comes later, so such a unit may answer, but most do not (a warning, a link, a later step),
+  and a heading that matches the question must not make every unit under it an answer;
 - each mined near miss (other sections of the page, other answers of the repository), located in the
-  parsed pages and read under its own headings, label 0.
+  parsed pages and read under its own headings, target 0.
 
-Other sentences of the positive's section are left out: they may answer too (the mined positive is often
-background), so they are neither positives nor negatives. Only repositories whose role in
+Only repositories whose role in
 ``training.docs_split`` is ``train`` are read.
 """
 
@@ -30,9 +32,9 @@ from indexer.markdown import TextUnit, UnitKind
 from indexer.segment import markdown_units
 from training.data import RelRow, norm_key, read_jsonl
 from training.docs_split import role
-from training.docs_text import same_key
+from training.docs_text import in_paragraph, same_key
 
-__all__ = ["DocsPage", "headed", "load_docs", "pairs_for_row", "read_corpus", "repo_index"]
+__all__ = ["UNCERTAIN", "DocsPage", "headed", "load_docs", "pairs_for_row", "read_corpus", "repo_index"]
 
 _CITABLE = (UnitKind.SENTENCE, UnitKind.TABLE_ROW, UnitKind.CODE)
 
@@ -99,25 +101,32 @@ class _RepoIndex:
         return None
 
 
-def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, int]]:
-    """(passage, label) pairs for one mined row; none when its positive is not found on its page."""
+UNCERTAIN = 0.15
+"""The target of a unit of the answer's section outside its paragraph: it may answer (the mined paragraph is
+often background and the answer comes later), but most such units do not (a warning, a link, a later step)."""
+
+
+def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, float]]:
+    """(passage, target) pairs for one mined row; none when its positive is not found on its page."""
     path, question = str(row["path"]), str(row["question"])
     page = index.pages.get(path)
     start = page.find(str(row["positive"])) if page is not None else None
     if page is None or start is None:
         return []
     positive = page.units[start]
-    out = [(headed(positive), 1)]
+    out: list[tuple[str, float]] = [(headed(positive), 1.0)]
     if row.get("kind") == "faq" and positive.heading_path:
-        out.append((headed(positive, drop=1), 1))
-    follows = start + 1
-    if (
-        positive.text.rstrip().endswith(":")
-        and follows < len(page.units)
-        and page.units[follows].kind in _CITABLE
-        and page.units[follows].heading_path == positive.heading_path
-    ):
-        out.append((headed(page.units[follows]), 1))
+        out.append((headed(positive, drop=1), 1.0))
+    context = str(row.get("positive_context") or "")
+    introduces = positive.text.rstrip().endswith(":")
+    for i in range(start + 1, len(page.units)):
+        unit = page.units[i]
+        if unit.heading_path[: len(positive.heading_path)] != positive.heading_path:
+            break  # the section ends at the next heading of its level or above
+        if unit.kind not in _CITABLE:
+            continue
+        answers = in_paragraph(unit.text, context) or (introduces and i == start + 1)
+        out.append((headed(unit), 1.0 if answers else UNCERTAIN))
     seen = {norm_key(p) for p, _ in out}
     negatives = row.get("negatives") or []
     assert isinstance(negatives, list)
@@ -127,12 +136,12 @@ def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, 
             continue
         near_page, i = found
         unit = near_page.units[i]
-        if near_page is page and unit.heading_path == positive.heading_path:
-            continue  # same section: it may answer too
+        if near_page is page and unit.heading_path[: len(positive.heading_path)] == positive.heading_path:
+            continue  # the answer's own section: already rated above
         passage = headed(unit)
         if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(question):
             seen.add(norm_key(passage))
-            out.append((passage, 0))
+            out.append((passage, 0.0))
     return out
 
 
@@ -159,6 +168,7 @@ def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
         index = _RepoIndex(read_corpus(corpus, repository))
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
-            for passage, label in pairs_for_row(row, index):
-                out.append(RelRow(str(row["question"]), passage, label, group, source))
+            for passage, goal in pairs_for_row(row, index):
+                soft = None if goal in (0.0, 1.0) else goal
+                out.append(RelRow(str(row["question"]), passage, int(goal == 1.0), group, source, soft))
     return out

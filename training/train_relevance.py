@@ -152,7 +152,7 @@ def main() -> None:
             parts.append(f"{name}={mrr:.3f} ({n} q, accuracy {accuracy:.3f})")
         return "MRR@10 " + " ".join(parts)
 
-    targets = torch.tensor([float(r.label) for r in rows])
+    targets = torch.tensor([r.goal for r in rows])
 
     def bce(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
