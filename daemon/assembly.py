@@ -79,7 +79,15 @@ def model_names(config: Config) -> ModelNames:
     """The models and planner a serving process loads, from `[models]` and `[planner]`."""
     planner = config.planner
     llm = (
-        LLMConfig(planner.url, planner.model, planner.api_key or None, planner.timeout_seconds)
+        LLMConfig(
+            planner.url,
+            planner.model,
+            planner.api_key or None,
+            planner.timeout_seconds,
+            planner.max_evidence,
+            planner.max_tokens,
+            planner.budget_seconds,
+        )
         if planner.kind is PlannerKind.LLM
         else None
     )

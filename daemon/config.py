@@ -119,11 +119,21 @@ class PlannerConfig:
     """The API base, for example `http://localhost:11434/v1` (Ollama)."""
     model: str = ""
     api_key: str = ""
+    budget_seconds: float = 10.0
+    """The time all the model's calls for one answer share; past it the extractive planner plans the rest."""
+    max_tokens: int = 256
+    """The cap on each reply, so a small model cannot write until its context is full."""
+    max_evidence: int = 30
+    """How many evidence sentences the prompt lists (fewer is faster on a small local model)."""
     timeout_seconds: float = 60.0
+    """The cap on any one request, within `budget_seconds`."""
 
     def __post_init__(self) -> None:
         if self.kind is PlannerKind.LLM and not (self.url and self.model):
             raise ConfigError('planner: kind = "llm" needs both url and model')
+        for key in ("budget_seconds", "timeout_seconds", "max_tokens", "max_evidence"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"planner.{key}: must be greater than 0, got {getattr(self, key)!r}")
 
 
 _QUEUE = QueueOptions()

@@ -20,7 +20,7 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
      "trace": [{"round": 1, "queries": ["..."], "new_evidence": [42, 43], "accepted": ["..."],
                 "rejected": [{"clause": "...", "reason": "...", "stage": "entailment"}],
                 "failed_searches": [{"query": "...", "reason": "no new evidence"}], "planner_error": null,
-                "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
+                "planned_by": null, "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
      "timings_ms": {"total": 60.2}, "cached": false}
 
 A stored answer loaded by `engine.store.load_answer` has the same shape with `"fresh"` and a `"state"`
@@ -196,6 +196,9 @@ class RoundTrace:
     failed_searches: list[dict[str, str]] = field(default_factory=list)
     planner_error: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    planned_by: str | None = None
+    """The planner that planned this round in place of the configured one, which failed it
+    (`planner_error`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for the trace."""
@@ -207,6 +210,7 @@ class RoundTrace:
             "rejected": [r.to_dict() for r in self.rejected],
             "failed_searches": list(self.failed_searches),
             "planner_error": self.planner_error,
+            "planned_by": self.planned_by,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -225,6 +229,7 @@ class RoundTrace:
             list(body.get("failed_searches", [])),
             body.get("planner_error"),
             dict(body.get("timings_ms", {})),
+            body.get("planned_by"),
         )
 
 

@@ -3,8 +3,9 @@
 A question is answered from the store while nothing in the index changed since its stored answer was
 computed (the index generation, `indexer.generation`), so a stored answer never hides a sentence added or
 edited since; otherwise it is routed (`engine.routing`) and answered by the FastPath or the IRCoT loop
-(`engine.rounds`), whose every clause is verified before it is emitted. An engine error is an answer with
-status `fail` and its reason, never a guess.
+(`engine.rounds`), whose every clause is verified before it is emitted. A round another planner (an LLM's)
+fails is planned by the extractive planner. An engine error is an answer with status `fail` and its reason,
+never a guess.
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ class AnswerEngine:
             config,
             Verifier(self._entailment, self._relevance, config.verify.for_budget(budget)),
             lambda query, k: self._search(query, k, filters),
+            None if isinstance(self._planner, ExtractivePlanner) else ExtractivePlanner(),
         )
         if decision.route is Route.FAST:
             state.shape = replace(state.shape, comparison=False, bridge=False)

@@ -1,27 +1,33 @@
 """A planner on any OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, hosted APIs).
 
 The model sees the question, the evidence held (by sentence id), the accepted findings and failed searches,
-and answers in JSON: the clauses to try with their reference need and sources, at most three further queries,
-and whether the answer is complete. Its output is validated strictly, because the controller acts on it: a
-malformed reply is sent back once with the error, and a second malformed reply fails the round (the loop goes
-on; the model cannot force anything). The final round's prompt offers no further queries, and a reply
-that asks for some anyway is malformed. Whatever the model writes, the controller verifies every clause.
+and answers in JSON under the plan's schema (`plan_schema`, sent as `response_format`): the clauses to try
+with their reference need and sources, at most three further queries, and whether the answer is complete.
+Its output is validated strictly, because the controller acts on it: a malformed reply is sent back once
+with the error, and a second malformed reply fails the round. All the planner's calls for one answer share
+one time budget (`LLMConfig.budget_seconds`, counted from its first call): each request may take only what
+is left, and once the budget is spent, or the endpoint failed, the planner fails the answer's remaining
+rounds at once, without asking the endpoint, so the answer never waits for a model past its budget. A
+failed round is planned by the extractive planner instead (`engine.rounds`). The final round's prompt
+offers no further queries, and a reply that asks for some anyway is malformed. Whatever the model writes,
+the controller verifies every clause.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import time
 from typing import Any
 
 import httpx
 
 from engine.answers import ReferenceNeed
+from engine.llm_client import ChatClient, EndpointError, LLMConfig
 from engine.planning import Plan, PlannerError, PlannerState
 from engine.verdicts import Proposal
 
-__all__ = ["MAX_QUERIES", "LLMConfig", "LLMPlanner", "parse_plan"]
+__all__ = ["MAX_QUERIES", "LLMConfig", "LLMPlanner", "parse_plan", "plan_schema"]
 
 MAX_QUERIES = 3
 
@@ -34,15 +40,35 @@ _SYSTEM = (
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
-@dataclass(frozen=True, slots=True)
-class LLMConfig:
-    """Where the endpoint is: `url` is the API base (".../v1"); the key is sent as a bearer token if set."""
-
-    url: str
-    model: str
-    api_key: str | None = None
-    timeout_seconds: float = 60.0
-    max_evidence: int = 30
+def plan_schema(evidence_ids: list[int], *, final: bool) -> dict[str, Any]:
+    """The JSON schema of a reply: sources drawn from `evidence_ids`, and no queries in the final round."""
+    source: dict[str, Any] = {"type": "integer"}
+    if evidence_ids:
+        source["enum"] = evidence_ids
+    clause = {
+        "type": "object",
+        "properties": {
+            "sources": {"type": "array", "items": source, "minItems": 1, "maxItems": 3},
+            "text": {"type": "string", "minLength": 1, "maxLength": 300},
+            "need": {"type": "string", "enum": [n.value for n in ReferenceNeed]},
+        },
+        "required": ["sources", "text", "need"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "clauses": {"type": "array", "items": clause, "maxItems": 3},
+            "queries": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                "maxItems": 0 if final else MAX_QUERIES,
+            },
+            "done": {"type": "boolean"},
+        },
+        "required": ["clauses", "queries", "done"],
+        "additionalProperties": False,
+    }
 
 
 def _prompt(state: PlannerState, final: bool, max_evidence: int) -> str:
@@ -103,52 +129,50 @@ def parse_plan(content: str, state: PlannerState, *, final: bool) -> Plan:
 
 
 class LLMPlanner:
-    """Plans through a chat-completions endpoint; one retry on malformed output, then a failed round."""
+    """Plans through a chat-completions endpoint within one time budget per answer; one retry on malformed
+    output; a spent budget or a failed endpoint fails the round, and the answer's later rounds at once."""
 
-    __slots__ = ("_client", "_config")
+    __slots__ = ("_chat", "_config")
 
     def __init__(self, config: LLMConfig, client: httpx.Client | None = None) -> None:
         self._config = config
-        self._client = client or httpx.Client(timeout=config.timeout_seconds)
+        self._chat = ChatClient(config, client)
 
     @property
     def name(self) -> str:
         """Shown in traces."""
         return f"llm:{self._config.model}"
 
+    @property
+    def chat(self) -> ChatClient:
+        """The endpoint's client (its `probe` says whether the endpoint answers)."""
+        return self._chat
+
     def close(self) -> None:
         """Close the HTTP client."""
-        self._client.close()
-
-    def _complete(self, messages: list[dict[str, str]]) -> str:
-        headers = {"Authorization": f"Bearer {self._config.api_key}"} if self._config.api_key else {}
-        body: dict[str, Any] = {
-            "model": self._config.model,
-            "messages": messages,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-        }
-        try:
-            response = self._client.post(
-                self._config.url.rstrip("/") + "/chat/completions", json=body, headers=headers
-            )
-            response.raise_for_status()
-            content = response.json()["choices"][0]["message"]["content"]
-        except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
-            raise PlannerError(f"chat completion failed: {exc}") from exc
-        if not isinstance(content, str):
-            raise PlannerError("chat completion returned no text")
-        return content
+        self._chat.close()
 
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
-        """Ask the model; a malformed reply is retried once with the validation error."""
+        """Ask the model; a malformed reply is retried once with the validation error, time allowing."""
+        if state.planner_deadline is None:
+            state.planner_deadline = time.monotonic() + self._config.budget_seconds
+        deadline = state.planner_deadline
+        ids = list(state.pool.hits)[: self._config.max_evidence]
+        schema = plan_schema(ids, final=final)
         messages = [
             {"role": "system", "content": _SYSTEM},
             {"role": "user", "content": _prompt(state, final, self._config.max_evidence)},
         ]
         error = ""
         for _ in range(2):
-            content = self._complete(messages)
+            if time.monotonic() >= deadline:
+                spent = f"the planner's budget of {self._config.budget_seconds:g} s for this answer is spent"
+                raise PlannerError(spent + (f" (after a malformed reply: {error})" if error else ""))
+            try:
+                content = self._chat.complete(messages, schema, deadline)
+            except EndpointError:
+                state.planner_deadline = time.monotonic()  # the answer's later rounds do not ask again
+                raise
             try:
                 return parse_plan(content, state, final=final)
             except ValueError as exc:

@@ -73,6 +73,9 @@ class PlannerState:
     queries_run: list[str] = field(default_factory=list)
     parts: tuple[str, ...] = ()
     """The questions the question asks at once (`routing.question_parts`), when it asks more than one."""
+    planner_deadline: float | None = None
+    """When (`time.monotonic`) a planner with a time budget stops asking its model for this answer; such a
+    planner sets it on its first call of the answer."""
 
     def covered_documents(self) -> set[str]:
         """Paths the accepted findings cite."""

@@ -3,6 +3,8 @@
 The loop interleaves retrieval with planning: retrieve for the current queries (both lanes, de-duplicated
 against the evidence held, capped per subquery and in total), let the planner propose a clause and the next
 subquery, verify, and repeat until the planner is done, coverage is met, or the budget's rounds have run. A
+round the planner fails (a model's endpoint down or out of time, its output malformed) is planned by the
+fallback planner (the extractive one, when the configured planner is another), and the trace says so. A
 subquery that fails or brings nothing new is broadened once and then recorded as a failed search, which the
 planner sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked
 again what to search, so the next subquery does not follow a refused lead. Verification is run here, never by
@@ -53,6 +55,8 @@ class Rounds:
     config: EngineConfig
     verifier: Verifier
     search: SearchFn
+    fallback: Planner | None = None
+    """Plans a round the planner failed (its error and this planner's name go into the round's trace)."""
 
     def fast(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
         """The FastPath: one final round over the first retrieval."""
@@ -131,13 +135,16 @@ class Rounds:
                 state.pool.rate(query, self.relevance, state.latest)
 
     def _plan(self, state: PlannerState, trace: RoundTrace, *, final: bool) -> Plan | None:
-        """The planner's plan, or None (recorded in the trace) when it could not make one."""
+        """The planner's plan; when it fails (recorded in the trace), the fallback's, else None."""
         with _timed(trace.timings_ms, "plan"):
             try:
                 return self.planner.plan(state, final=final)
             except PlannerError as exc:
                 trace.planner_error = str(exc)
-                return None
+                if self.fallback is None:
+                    return None
+                trace.planned_by = self.fallback.name
+                return self.fallback.plan(state, final=final)
 
     def _verify(self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace) -> None:
         """Verify the plan's proposals, apply each verdict, and cite each new source with what it leans on."""

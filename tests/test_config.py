@@ -102,6 +102,15 @@ def test_llm_planner_needs_url_and_model(tmp_path: Path) -> None:
         load_config(path, env={})
 
 
+def test_the_planner_budget_and_reply_cap_reach_the_planner_and_zero_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "citeline.toml"
+    path.write_text('[planner]\nkind = "llm"\nurl = "http://h/v1"\nmodel = "m"\nmax_tokens = 99\n')
+    llm = model_names(load_config(path, env={"CITELINE_PLANNER__BUDGET_SECONDS": "4.5"})).llm
+    assert llm is not None and (llm.budget_seconds, llm.max_tokens, llm.max_evidence) == (4.5, 99, 30)
+    with pytest.raises(ConfigError, match=r"planner\.budget_seconds: must be greater than 0"):
+        load_config(path, env={"CITELINE_PLANNER__BUDGET_SECONDS": "0"})
+
+
 def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path) -> None:
     from daemon.services import queue_options
     from indexer.embedder import EmbedderRuntime

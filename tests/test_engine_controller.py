@@ -140,7 +140,7 @@ def test_a_comparison_keeps_its_whole_first_retrieval(
     assert len(result.trace[0].new_evidence) == expected
 
 
-def test_planner_failure_is_a_failed_round_not_a_failed_answer(
+def test_a_round_the_planner_fails_is_planned_extractively_not_a_failed_answer(
     new_engine: Callable[..., AnswerEngine],
     retriever: Retriever,
     indexed: Path,
@@ -156,6 +156,8 @@ def test_planner_failure_is_a_failed_round_not_a_failed_answer(
     engine = new_engine(entailment=ContainmentNLI(), planner=Flaky())
     result = engine.answer("Where was the BCS title game that the team coached by Nick Saban played in held?")
     assert result.trace[0].planner_error == "malformed output twice"
+    assert result.trace[0].planned_by == "extractive"
+    assert all(t.planned_by is None for t in result.trace[1:])
     assert len(result.trace) >= 2
     assert result.status is Status.ANSWER
 

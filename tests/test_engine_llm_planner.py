@@ -1,11 +1,13 @@
-"""The LLM planner against a scripted chat-completions server: validation, one retry, failed rounds."""
+"""The LLM planner against a scripted fake server, for the replies a real one cannot be made to give.
+
+Validation, one retry, the refused `response_format`, failed rounds the extractive planner answers, and the
+time budget one answer's calls share. The planner against a real llama.cpp server: `tests/test_real_llm.py`.
+"""
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from engine.answers import ReferenceNeed
 from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import EntailmentScores
 from engine.evidence import EvidencePool
+from engine.llm_client import EndpointError
 from engine.llm_planner import LLMConfig, LLMPlanner, parse_plan
 from engine.planning import PlannerError, PlannerState
 from engine.routing import shape
@@ -22,52 +25,7 @@ from engine.search import Hit, Retriever
 from indexer.database import Connection, Database
 from indexer.embedder import load_embedding_model
 from indexer.reconcile import Repository, reconcile_repository
-
-
-class FakeChatServer:
-    """A FAKE OpenAI-compatible chat-completions server for tests: it is not a model.
-
-    It answers POST /v1/chat/completions with the next scripted reply (a message content string, or an int
-    HTTP status to fail with) and records every request body and header, so tests can check what the
-    planner sent and how it reacted to malformed output.
-    """
-
-    def __init__(self) -> None:
-        self.replies: list[str | int] = []
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                outer.requests.append(json.loads(self.rfile.read(length)))
-                outer.headers.append(dict(self.headers))
-                reply = outer.replies.pop(0) if outer.replies else 500
-                if self.path != "/v1/chat/completions" or isinstance(reply, int):
-                    self.send_response(404 if self.path != "/v1/chat/completions" else int(reply))
-                    self.end_headers()
-                    return
-                body = json.dumps(
-                    {"choices": [{"message": {"role": "assistant", "content": reply}}]}
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+from tests.fake_chat import HANG, FakeChatServer, Status
 
 
 @pytest.fixture
@@ -114,6 +72,33 @@ def test_valid_reply_becomes_a_plan_and_the_request_speaks_the_protocol(
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
     assert "[2] (2.md) Les McCann was born in 1935." in request["messages"][1]["content"]
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
+    assert request["max_tokens"] == 256
+    schema = request["response_format"]["json_schema"]["schema"]
+    assert request["response_format"]["type"] == "json_schema"
+    assert schema["properties"]["clauses"]["items"]["properties"]["sources"]["items"]["enum"] == [1, 2]
+
+
+def test_a_server_refusing_response_format_is_asked_again_without_it_and_never_sent_it_again(
+    server: FakeChatServer, planner: LLMPlanner
+) -> None:
+    server.replies = [
+        Status(400, '{"error": {"message": "response_format json_schema is not supported"}}'),
+        _reply(done=True),
+        _reply(done=True),
+    ]
+    assert planner.plan(_state(), final=False).done is True
+    assert planner.plan(_state(), final=False).done is True
+    assert ["response_format" in r for r in server.requests] == [True, False, False]
+    assert planner.chat.schema_refused is True
+
+
+def test_a_400_that_does_not_name_the_format_is_an_endpoint_failure(
+    server: FakeChatServer, planner: LLMPlanner
+) -> None:
+    server.replies = [Status(400, '{"error": "context length exceeded"}')]
+    with pytest.raises(EndpointError, match="HTTP 400"):
+        planner.plan(_state(), final=False)
+    assert planner.chat.schema_refused is False
 
 
 def test_malformed_output_is_retried_once_with_the_error(server: FakeChatServer, planner: LLMPlanner) -> None:
@@ -132,10 +117,27 @@ def test_malformed_twice_fails_the_round(server: FakeChatServer, planner: LLMPla
     assert len(server.requests) == 2  # no third try
 
 
-def test_http_failure_is_a_planner_error(server: FakeChatServer, planner: LLMPlanner) -> None:
-    server.replies = [503]
+def test_http_failure_is_a_planner_error_and_the_answer_asks_the_endpoint_no_more(
+    server: FakeChatServer, planner: LLMPlanner
+) -> None:
+    server.replies = [503, _reply(done=True)]
+    state = _state()
     with pytest.raises(PlannerError, match="chat completion failed"):
-        planner.plan(_state(), final=False)
+        planner.plan(state, final=False)
+    with pytest.raises(PlannerError, match="budget"):
+        planner.plan(state, final=False)  # the same answer's next round
+    assert len(server.requests) == 1
+    assert planner.plan(_state(), final=False).done is True  # the next answer asks again
+
+
+def test_a_hanging_endpoint_fails_the_call_when_the_budget_is_spent(server: FakeChatServer) -> None:
+    server.replies = [HANG]
+    hurried = LLMPlanner(LLMConfig(server.url, "tiny-model", budget_seconds=0.5))
+    try:
+        with pytest.raises(EndpointError, match="timed out"):
+            hurried.plan(_state(), final=False)
+    finally:
+        hurried.close()
 
 
 @pytest.mark.parametrize(
@@ -165,7 +167,7 @@ def test_final_round_offers_no_queries(server: FakeChatServer, planner: LLMPlann
     assert "at most 3 specific queries" in server.requests[1]["messages"][1]["content"]
 
 
-def test_llm_plans_run_through_the_loop_and_unsupported_clauses_are_not_emitted(
+def test_llm_plans_run_through_the_loop_and_a_failed_round_is_planned_extractively(
     server: FakeChatServer, planner: LLMPlanner, clean_database: Database, conn: Connection, repo_dir: Path
 ) -> None:
     (repo_dir / "jazz.md").write_text(
@@ -205,15 +207,13 @@ def test_llm_plans_run_through_the_loop_and_unsupported_clauses_are_not_emitted(
     finally:
         retriever.close()
     assert result.trace[0].planner_error is not None and "malformed" in result.trace[0].planner_error
-    assert [c.clause for c in result.clauses] == [
-        "Live at the Manne-Hole is an album by Les McCann.",
-        "Les McCann was born in 1935.",
-    ]
-    assert result.clauses[1].sources[0].sentence_id == born
+    assert result.trace[0].planned_by == "extractive"  # the failed round was planned without the model
+    assert all(t.planned_by is None for t in result.trace[1:])
+    clauses = [c.clause for c in result.clauses]
+    assert "Les McCann was born in 1935." in clauses
+    assert not any("1936" in c for c in clauses)
     rejected = {r.clause: r.reason for t in result.trace for r in t.rejected}
     assert "coverage" in rejected["Les McCann was born in 1936."]
-    assert result.trace[1].queries == []  # round 2 plans on the evidence the failed round left
-    assert result.trace[2].queries == ["Les McCann birth"]
     assert len(server.requests) == 4
 
 
