@@ -14,7 +14,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from psycopg_pool import ConnectionPool
 
 from api.auth import PUBLIC, KeyGuard
-from api.context import Answering, Services
+from api.context import Answering, PlannerHealth, Services
 from api.contract import ClosedStructs
 from api.history import HISTORY_ROUTES
 from api.metrics import ApiMetrics
@@ -34,8 +34,10 @@ def create_app(
     retriever: Retriever,
     answering: Answering | None,
     settings: ApiSettings | None = None,
+    planner: PlannerHealth | None = None,
 ) -> Litestar:
-    """The API app over `database`; `answering` None serves everything but `POST /v1/answers` (503)."""
+    """The API app over `database`; `answering` None serves everything but `POST /v1/answers` (503);
+    `planner`, the LLM planner when one answers, is reported by `/readyz`."""
     settings = settings or ApiSettings()
     pool: ConnectionPool[Connection] = ConnectionPool(
         database.url,
@@ -46,7 +48,7 @@ def create_app(
         open=False,
     )
     metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))
-    services = Services(pool, retriever, answering, settings, metrics)
+    services = Services(pool, retriever, answering, settings, metrics, planner)
 
     def provide_services() -> Services:
         return services

@@ -18,13 +18,22 @@ from engine.answers import Answer
 from engine.search import Filters, Retriever
 from indexer.database import Connection
 
-__all__ = ["Answering", "Services"]
+__all__ = ["Answering", "PlannerHealth", "Services"]
 
 
 class Answering(Protocol):
     """`engine.controller.answer` with its engine bound, as the daemon's assembly hands it over."""
 
     def __call__(self, question: str, budget: str, filters: Filters) -> Answer: ...
+
+
+class PlannerHealth(Protocol):
+    """An LLM planner as readiness reports it: its name, and why its endpoint does not answer (or None)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def probe(self) -> str | None: ...
 
 
 @dataclass(slots=True)
@@ -36,6 +45,8 @@ class Services:
     answering: Answering | None
     settings: ApiSettings
     metrics: ApiMetrics
+    planner: PlannerHealth | None = None
+    """The LLM planner, when one is configured (the extractive planner needs no endpoint)."""
 
     def connection(self) -> AbstractContextManager[Connection]:
         """A pooled autocommit connection, or PoolTimeout (answered 503) when the database is unreachable."""

@@ -189,8 +189,12 @@ class HealthOut(msgspec.Struct):
 
 
 class ReadyOut(msgspec.Struct):
-    """Readiness: the database answers and the embedders keep up."""
+    """Readiness: the database answers and the embedders keep up. The planner is reported, not required:
+    with its endpoint down answers still come, from the extractive planner, so `planner_degraded` says why
+    and readiness stays true."""
 
     ready: bool
     backlog_oldest_age_seconds: float
     max_backlog_age_seconds: float
+    planner: str = "extractive"
+    planner_degraded: str | None = None

@@ -5,8 +5,9 @@ the `/v1` routes (see `api.metrics`).
 
 Readiness is what a load balancer acts on: not ready when the database does not answer (nothing can be
 served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
-edits on the vector lane). Liveness never touches the database, so a database outage does not restart
-every API replica.
+edits on the vector lane). An LLM planner whose endpoint does not answer leaves the API ready, because the
+extractive planner still answers: `/readyz` names the planner and says why it is degraded. Liveness never
+touches the database, so a database outage does not restart every API replica.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ async def healthz() -> HealthOut:
     responses=problem_responses(401, 503),
 )
 def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services]) -> Response[Any]:
-    """200 when the database answers and the backlog is young enough, else 503 with the reason."""
+    """200 when the database answers and the backlog is young enough, else 503 with the reason; the
+    planner's state is reported in the 200, never a 503."""
     limit = services.settings.ready_max_backlog_age_seconds
     try:
         with services.connection() as conn:
@@ -68,7 +70,11 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
                 "max_backlog_age_seconds": limit,
             },
         )
-    return Response(ReadyOut(True, round(oldest.age_seconds, 3), limit))
+    planner = services.planner
+    name, degraded = ("extractive", None) if planner is None else (planner.name, planner.probe())
+    if degraded is not None:
+        degraded = f"the planner's endpoint does not answer ({degraded}); the extractive planner answers"
+    return Response(ReadyOut(True, round(oldest.age_seconds, 3), limit, name, degraded))
 
 
 @get(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator
 import uvicorn
 
 from api.app import create_app
-from api.context import Answering
+from api.context import Answering, PlannerHealth
 from api.settings import ApiSettings
 from engine.search import Retriever
 from indexer.database import Database
@@ -25,17 +25,25 @@ __all__ = ["ApiService", "run_api"]
 
 
 def _uvicorn_config(
-    settings: ApiSettings, database: Database, retriever: Retriever, answering: Answering | None
+    settings: ApiSettings,
+    database: Database,
+    retriever: Retriever,
+    answering: Answering | None,
+    planner: PlannerHealth | None = None,
 ) -> uvicorn.Config:
-    app = create_app(database, retriever, answering, settings)
+    app = create_app(database, retriever, answering, settings, planner)
     return uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False, log_config=None)
 
 
 def run_api(
-    settings: ApiSettings, database: Database, retriever: Retriever, answering: Answering | None
+    settings: ApiSettings,
+    database: Database,
+    retriever: Retriever,
+    answering: Answering | None,
+    planner: PlannerHealth | None = None,
 ) -> None:
     """Serve until SIGINT/SIGTERM with the retriever and answering callable the caller built (and closes)."""
-    uvicorn.Server(_uvicorn_config(settings, database, retriever, answering)).run()
+    uvicorn.Server(_uvicorn_config(settings, database, retriever, answering, planner)).run()
 
 
 class _QuietServer(uvicorn.Server):
@@ -57,7 +65,7 @@ class ApiService:
     def __init__(
         self,
         settings: ApiSettings,
-        build: Callable[[], tuple[Database, Retriever, Answering | None]],
+        build: Callable[[], tuple[Database, Retriever, Answering | None, PlannerHealth | None]],
     ) -> None:
         self._settings = settings
         self._build = build
@@ -68,8 +76,8 @@ class ApiService:
 
     async def run(self, stop: asyncio.Event, ready: Callable[[], None]) -> None:
         """Build (off the loop: models load for seconds), listen, report ready, and serve until `stop`."""
-        database, retriever, answering = await asyncio.to_thread(self._build)
-        server = _QuietServer(_uvicorn_config(self._settings, database, retriever, answering))
+        database, retriever, answering, planner = await asyncio.to_thread(self._build)
+        server = _QuietServer(_uvicorn_config(self._settings, database, retriever, answering, planner))
         serving = asyncio.create_task(server.serve())
         try:
             while not server.started:

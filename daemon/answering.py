@@ -1,4 +1,5 @@
-"""`citeline ask`: one question through the engine `daemon.assembly` builds, printed for a person or as JSON.
+"""`citeline ask`: one question through the engine `daemon.assembly` builds, printed for a person or as JSON;
+and the planner's line of `citeline status`.
 
 The answer is the one `POST /v1/answers` gives (the same engine, models and store), without the API: this
 module and what it imports never load the `api` package.
@@ -12,10 +13,11 @@ from typing import Any
 
 from daemon.assembly import build_engine, model_names
 from daemon.config import Config
+from engine.llm_client import probe_endpoint
 from engine.search import Filters
 from indexer.database import Database
 
-__all__ = ["ask"]
+__all__ = ["ask", "planner_status", "render_planner_status"]
 
 
 def _render(result: dict[str, Any]) -> str:
@@ -51,3 +53,24 @@ def ask(
         print(_render(result))
     sys.stdout.flush()
     return 0 if result["status"] == "answer" else 1
+
+
+def planner_status(config: Config) -> dict[str, Any]:
+    """The configured planner and, for an LLM one, whether its endpoint answers now. An endpoint that does not
+    is reported, not an error: the extractive planner answers in its place."""
+    llm = model_names(config).llm
+    if llm is None:
+        return {"kind": "extractive"}
+    problem = probe_endpoint(llm)
+    reachable = problem is None
+    return {"kind": "llm", "url": llm.url, "model": llm.model, "reachable": reachable, "problem": problem}
+
+
+def render_planner_status(status: dict[str, Any]) -> str:
+    """`planner_status` as `citeline status` prints it."""
+    if status["kind"] == "extractive":
+        return "planner: extractive"
+    where = f"planner: llm {status['model']} at {status['url']}"
+    if status["reachable"]:
+        return f"{where}: reachable"
+    return f"{where}: DEGRADED, the extractive planner answers ({status['problem']})"

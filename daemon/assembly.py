@@ -148,6 +148,8 @@ class Engine:
 
     retriever: Retriever
     engine: AnswerEngine
+    planner: LLMPlanner | None = None
+    """The LLM planner the engine plans with, when `[planner]` configures one (its `probe` is reported)."""
 
     def answer(self, question: str, budget: str, filters: Filters) -> Answer:
         """The callable `POST /v1/answers` and `citeline ask` run: `engine.controller.answer` on this
@@ -155,8 +157,11 @@ class Engine:
         return answer(question, budget, filters, engine=self.engine)
 
     def close(self) -> None:
-        """Release the pooled connections and lane threads (the engine holds none of its own)."""
+        """Release the pooled connections and lane threads (the engine holds none of its own), and the
+        planner's HTTP client."""
         self.retriever.close()
+        if self.planner is not None:
+            self.planner.close()
 
 
 def _shipped_or_named(loader: Callable[[str | None], T], name: str, key: str) -> T | None:
@@ -190,4 +195,4 @@ def build_engine(database: Database, models: ModelNames, retrieval: RetrievalCon
         planner=planner,
         pool=retriever.pool,
     )
-    return Engine(retriever, engine)
+    return Engine(retriever, engine, planner)

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import structlog
 
-from daemon.answering import ask
+from daemon.answering import ask, planner_status, render_planner_status
 from daemon.assembly import build_retriever, load_embedder, open_process
 from daemon.config import Config, ConfigError
 from daemon.embedding import drain_backlog
@@ -179,10 +179,13 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
         statuses = repository_status(conn)
         totals = status_totals(conn, statuses).as_dict()
     rows = [s.as_dict() for s in statuses]
+    planner = planner_status(config)
     if args.json:
-        print(json.dumps({"database": database.describe(), "repositories": rows, "total": totals}, indent=2))
+        body = {"database": database.describe(), "repositories": rows, "total": totals, "planner": planner}
+        print(json.dumps(body, indent=2))
         return 0
     print(f"database: {database.describe()}")
+    print(render_planner_status(planner))
     for s in statuses:
         print(
             f"{s.repository}: {s.documents} documents, {s.sentences} sentences, backlog {s.backlog_size} "

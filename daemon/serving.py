@@ -7,7 +7,7 @@ Everything here only translates configuration into the API's own settings and ha
 
 from __future__ import annotations
 
-from api.context import Answering
+from api.context import Answering, PlannerHealth
 from api.server import ApiService, run_api
 from api.settings import ApiKeyError, ApiSettings, keys_from_env, parse_keys
 from daemon.assembly import build_engine, model_names
@@ -38,7 +38,7 @@ def serve_api(config: Config, database: Database, host: str | None, port: int | 
     """`citeline api`: the API alone, a stateless replica, until SIGINT/SIGTERM."""
     engine = build_engine(database, model_names(config), config.retrieval)
     try:
-        run_api(_settings(config, host, port), database, engine.retriever, engine.answer)
+        run_api(_settings(config, host, port), database, engine.retriever, engine.answer, engine.planner)
     finally:
         engine.close()
     return 0
@@ -47,8 +47,8 @@ def serve_api(config: Config, database: Database, host: str | None, port: int | 
 def api_service(config: Config, database: Database, host: str | None, port: int | None) -> ApiService:
     """The API as one service of `citeline serve`, built on the daemon's loop once the models load."""
 
-    def build() -> tuple[Database, Retriever, Answering]:
+    def build() -> tuple[Database, Retriever, Answering, PlannerHealth | None]:
         engine = build_engine(database, model_names(config), config.retrieval)
-        return database, engine.retriever, engine.answer
+        return database, engine.retriever, engine.answer, engine.planner
 
     return ApiService(_settings(config, host, port), build)

@@ -152,6 +152,10 @@ class LLMPlanner:
         """Close the HTTP client."""
         self._chat.close()
 
+    def probe(self) -> str | None:
+        """None when the endpoint answers, else why not (`ChatClient.probe`)."""
+        return self._chat.probe()
+
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
         """Ask the model; a malformed reply is retried once with the validation error, time allowing."""
         if state.planner_deadline is None:

@@ -28,7 +28,7 @@ def _free_port() -> int:
 def test_api_service_serves_until_stopped(clean_database: Database) -> None:
     port = _free_port()
     retriever = Retriever(clean_database, None, max_connections=2)
-    service = ApiService(ApiSettings(port=port), lambda: (clean_database, retriever, None))
+    service = ApiService(ApiSettings(port=port), lambda: (clean_database, retriever, None, None))
     assert service.name == "api"
 
     async def scenario() -> int:
