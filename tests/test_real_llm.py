@@ -1,0 +1,125 @@
+"""The LLM planner end to end against a real llama.cpp server on the packaged small model: through
+`citeline ask` (a real subprocess) and through the API. Skipped, saying why, without the `llm` extra, except
+where CITELINE_REQUIRE_REAL_LLM is set (CI), where a missing extra fails them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.app import create_app
+from api.settings import ApiSettings
+from engine.controller import AnswerEngine, EngineConfig, answer
+from engine.llm_planner import LLMConfig, LLMPlanner
+from engine.search import Retriever
+from engine.verdicts import VerifyConfig
+from indexer.database import Connection, Database
+from indexer.reconcile import Repository, reconcile_repository
+from tests.api_support import ContainmentNLI, served
+from tests.real_llm_support import MODEL, extra_missing, llama_server
+
+pytestmark = [
+    pytest.mark.real_llm,
+    pytest.mark.skipif(
+        extra_missing() is not None and not os.environ.get("CITELINE_REQUIRE_REAL_LLM"),
+        reason=str(extra_missing()),
+    ),
+]
+
+GATEWAY = (
+    "# Gateway\n\n## Configuration\n\n"
+    "The gateway reads its configuration from /etc/gateway/gateway.toml when it starts. "
+    "To reload the gateway configuration, send SIGHUP to the gateway process. "
+    "A change of the listen port needs a restart.\n"
+)
+QUESTION = "How do I reload the gateway configuration?"
+
+
+@pytest.fixture(scope="session")
+def llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real server, started once for the session and stopped after it."""
+    with llama_server(tmp_path_factory.mktemp("llama")) as url:
+        yield url
+
+
+@pytest.fixture
+def one_page(repo_dir: Path) -> Path:
+    (repo_dir / "gateway.md").write_text(GATEWAY)
+    return repo_dir
+
+
+def _citeline(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon.cli", *args], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_citeline_ask_plans_with_the_real_model_and_cites_the_page(
+    llm_url: str, one_page: Path, clean_database: Database, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "CITELINE_DATABASE_URL": clean_database.url,
+        "CITELINE_DATA_DIR": str(tmp_path / "data"),
+        "CITELINE_PLANNER__KIND": "llm",
+        "CITELINE_PLANNER__URL": llm_url,
+        "CITELINE_PLANNER__MODEL": MODEL,
+    }
+    env.pop("CITELINE_CONFIG", None)
+    assert _citeline(["index", str(one_page)], env).returncode == 0
+    status = json.loads(_citeline(["status", "--json"], env).stdout)
+    assert status["planner"]["reachable"] is True
+    done = _citeline(["ask", QUESTION, "--json"], env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert f"planner llm:{MODEL}" in result["notes"]
+    assert result["status"] == "answer"
+    assert result["clauses"][0]["sources"][0]["path"] == "gateway.md"
+    assert any("SIGHUP" in s["text"] for c in result["clauses"] for s in c["sources"])
+    first = result["trace"][0]
+    assert first["planner_error"] is None and first["planned_by"] is None  # the model planned it
+
+
+@pytest.fixture
+def api_engine(
+    llm_url: str, one_page: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
+) -> Iterator[tuple[AnswerEngine, LLMPlanner]]:
+    reconcile_repository(conn, Repository("docs", one_page))
+    planner = LLMPlanner(LLMConfig(llm_url, MODEL))
+    config = EngineConfig(verify=VerifyConfig(threshold=0.5), store=False)
+    engine = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        planner=planner,
+        config=config,
+        pool=lexical_retriever.pool,
+    )
+    yield engine, planner
+    planner.close()
+
+
+def test_the_api_answers_with_the_real_model_and_reports_the_planner_ready(
+    api_engine: tuple[AnswerEngine, LLMPlanner], clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    engine, planner = api_engine
+    answering = partial(answer, engine=engine)
+    app = create_app(clean_database, lexical_retriever, answering, ApiSettings(), planner)
+    with served(app) as base:
+        ready = httpx.get(f"{base}/readyz", timeout=30).json()
+        assert ready["planner"] == f"llm:{MODEL}" and ready["planner_degraded"] is None
+        response = httpx.post(f"{base}/v1/answers", json={"question": QUESTION}, timeout=120)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "answer"
+    assert body["clauses"][0]["sources"][0]["path"] == "gateway.md"
+    assert body["trace"][0]["planner_error"] is None and body["trace"][0]["planned_by"] is None
