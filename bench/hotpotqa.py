@@ -1,13 +1,14 @@
 """HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
-        [--workdir DIR] [--dump FILE] [--context always|dependent|never]
+        [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--llm-url URL --llm-model M]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
 corpus, indexed and embedded with the default model; the engine then answers each question over the whole
-corpus with the extractive planner. Gold supporting facts are matched to indexed sentences by text (citeline's
-splitter may cut differently from the data set): a sentence is gold when most of its words are in a gold
-sentence of the same paragraph, or the reverse. Figures:
+corpus with the extractive planner (or, with `--llm-url`, the LLM planner on that endpoint, the extractive
+planner planning the rounds it fails). Gold supporting facts are matched to indexed sentences by text
+(citeline's splitter may cut differently from the data set): a sentence is gold when most of its words are
+in a gold sentence of the same paragraph, or the reverse. Figures:
 
 - supporting-sentence recall@10: one-step = the top 10 hits for the question; loop = the sentences the engine
   cited, then the evidence its rounds gathered in order, first 10;
@@ -33,6 +34,7 @@ from benchkit import optional_models, percentile, words, workspace
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import CrossEncoderPrecision, load_relevance
+from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.routing import shape
 from engine.search import Retriever
 from indexer.database import open_database
@@ -78,6 +80,9 @@ def main() -> None:
     )
     parser.add_argument("data", type=Path)
     parser.add_argument("--offset", type=int, default=0, help="skip the first N questions")
+    parser.add_argument("--llm-url", help="plan with an LLM on this OpenAI-compatible API base")
+    parser.add_argument("--llm-model", default="gemma3-270m", help="with --llm-url: the model name")
+    parser.add_argument("--llm-budget", type=float, default=10.0, help="with --llm-url: seconds per answer")
     parser.add_argument("--limit", type=int, default=None, help="only N questions")
     parser.add_argument("--budget", choices=[b.value for b in Budget], default="mid")
     parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
@@ -139,6 +144,11 @@ def main() -> None:
             relevance = load_relevance(args.relevance_model, precision=CrossEncoderPrecision(args.precision))
         relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
+        planner = None
+        if args.llm_url:
+            llm = LLMConfig(args.llm_url, args.llm_model, budget_seconds=args.llm_budget)
+            planner = LLMPlanner(llm)
+        engine_planner = planner.name if planner is not None else "extractive"
         engine = AnswerEngine(
             database,
             retriever,
@@ -147,6 +157,7 @@ def main() -> None:
             relevance=relevance,
             config=EngineConfig(store=False),
             pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
+            planner=planner,
         )
         engine.answer(questions[0]["question"], use_store=False)  # warm the models up
         totals: dict[str, list[float]] = defaultdict(list)
@@ -192,6 +203,7 @@ def main() -> None:
             totals["loop_both"].append(float(len(paragraphs) == len(gold)))
             totals["abstain"].append(float(result.status is not Status.ANSWER))
             totals["rounds"].append(float(len(result.trace)))
+            totals["fallback_rounds"].append(float(sum(1 for t in result.trace if t.planned_by)))
             totals["conflicts"].append(float(any(c.conflicts_with for c in result.clauses)))
             marks = []
             for sid in dict.fromkeys(cited):
@@ -219,7 +231,10 @@ def main() -> None:
     def mean(key: str) -> float:
         return sum(totals[key]) / len(totals[key]) if totals[key] else float("nan")
 
-    print(f"budget {args.budget}; planner extractive")
+    print(f"budget {args.budget}; planner {engine_planner}")
+    if args.llm_url:
+        fallback = mean("fallback_rounds")
+        print(f"rounds the extractive planner planned for the model: {fallback:.2f} per question")
     print(
         f"supporting-sentence recall@10  one-step {mean('one_recall'):.3f}   loop {mean('loop_recall'):.3f}"
     )
