@@ -15,7 +15,9 @@ storage, so answers are reported split into computed and cached. Prints figures;
 one process), the replay checks the commits out in the watched tree (`--replay` commits spread evenly over
 `--seconds`), search and answer clients run at the same time, and edit-to-index is the watcher's
 change-seen-to-committed latency of the samples written during the load (what `citeline status` reports).
-Extra `CITELINE_*` settings for the child are passed with `--env KEY=VALUE`. `--workdir` keeps the clone
+Extra `CITELINE_*` settings for the child are passed with `--env KEY=VALUE`; `--compare-defaults` runs the
+scenario twice in one run, from the same tree and index: with the defaults before issue 27 (one process,
+torch on every core), then with the current ones. `--workdir` keeps the clone
 and the embedded index between runs (each run resets the tree to `--start` and drains the backlog first).
 `--py-spy OUT` records the child's stacks during the load (collapsed format, all threads, idle included).
 """
@@ -210,11 +212,21 @@ def _checkout_paced(tree: Path, commits: list[dict[str, Any]], seconds: float, s
     return done
 
 
-def _daemon_run(args: argparse.Namespace, tree: Path, data_dir: Path, commits: list[dict[str, Any]]) -> None:
+# The defaults before issue 27: one process, torch on every core (`--compare-defaults` runs them first).
+OLD_DEFAULTS = [
+    "CITELINE_MODELS__TORCH_THREADS=0",
+    "CITELINE_EMBEDDING__SEPARATE_PROCESS=false",
+    "CITELINE_WATCH__SEPARATE_PROCESS=false",
+]
+
+
+def _daemon_run(
+    args: argparse.Namespace, tree: Path, data_dir: Path, commits: list[dict[str, Any]], settings: list[str]
+) -> None:
     """`citeline serve` in a child; search and answer clients at once while the tree moves under it."""
     port = _free_port()
     env = {**os.environ, "CITELINE_DATA_DIR": str(data_dir), "CITELINE_API__PORT": str(port)}
-    env.update(dict(item.split("=", 1) for item in args.env))
+    env.update(dict(item.split("=", 1) for item in settings))
     child = subprocess.Popen([sys.executable, "-m", "daemon.cli", "serve", str(tree)], env=env)
     url = f"http://127.0.0.1:{port}"
     database = open_database(None, data_dir)
@@ -302,6 +314,9 @@ def main() -> None:
     parser.add_argument("--search-clients", type=int, default=7, help="with --daemon")
     parser.add_argument("--answer-clients", type=int, default=1, help="with --daemon")
     parser.add_argument("--env", action="append", default=[], help="with --daemon: KEY=VALUE for the child")
+    parser.add_argument(
+        "--compare-defaults", action="store_true", help="with --daemon: the old defaults, then the new"
+    )
     parser.add_argument("--workdir", type=Path, help="keep the clone and the index here between runs")
     parser.add_argument("--py-spy", type=Path, help="with --daemon: record the child's stacks to this file")
     args = parser.parse_args()
@@ -311,10 +326,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = args.workdir or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        tree, data_dir = _prepare(args, root, commits)
         if args.daemon:
-            _daemon_run(args, tree, data_dir, replayed)
+            runs = [OLD_DEFAULTS + args.env, args.env] if args.compare_defaults else [args.env]
+            for settings in runs:
+                print(f"\n== settings: {' '.join(settings) or 'the defaults'}")
+                tree, data_dir = _prepare(args, root, commits)  # each run from the same tree and index
+                _daemon_run(args, tree, data_dir, replayed, settings)
             return
+        tree, data_dir = _prepare(args, root, commits)
         port = _free_port()
         server = multiprocessing.get_context("spawn").Process(
             target=_serve, args=(data_dir, port), daemon=True

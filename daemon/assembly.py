@@ -13,6 +13,7 @@ not is a `ConfigError` naming the setting, which the commands print as one line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -35,10 +36,12 @@ __all__ = [
     "ModelNames",
     "build_engine",
     "build_retriever",
+    "embed_child_torch_threads",
     "load_embedder",
     "load_reranker",
     "model_names",
     "open_process",
+    "serving_torch_threads",
     "set_torch_threads",
 ]
 
@@ -54,11 +57,28 @@ def set_torch_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def open_process(path: Path | None) -> tuple[Config, Database]:
+def serving_torch_threads(configured: int | None, *, serving: bool) -> int:
+    """`[models] torch_threads` as a process applies it: unset is one thread in a process that serves the
+    API (its requests run in parallel, one core each) and torch's default (0) in any other."""
+    if configured is not None:
+        return configured
+    return 1 if serving else 0
+
+
+def embed_child_torch_threads(configured: int | None) -> int:
+    """Threads for `serve`'s embedder child: unset is every core but one (at its lower priority it takes
+    what the watcher and the API leave, and leaves them one core's worth); a set value is passed on."""
+    if configured is not None:
+        return configured
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def open_process(path: Path | None, *, serving: bool = False) -> tuple[Config, Database]:
     """A command's configuration (`path`, else `$CITELINE_CONFIG`, with `CITELINE_*` overrides), torch's
-    threads set from it, and its database, migrated (an embedded one started when no URL is configured)."""
+    threads set from it (`serving`: the process serves the API), and its database, migrated (an embedded
+    one started when no URL is configured)."""
     config = load_config(path)
-    set_torch_threads(config.models.torch_threads)
+    set_torch_threads(serving_torch_threads(config.models.torch_threads, serving=serving))
     return config, open_database(config.database_url, config.data_dir)
 
 

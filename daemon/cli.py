@@ -18,7 +18,7 @@ import psycopg
 import structlog
 
 from daemon.answering import ask, planner_status, render_planner_status
-from daemon.assembly import build_retriever, load_embedder, open_process
+from daemon.assembly import build_retriever, embed_child_torch_threads, load_embedder, open_process
 from daemon.config import Config, ConfigError
 from daemon.embedding import drain_backlog
 from daemon.logs import configure_logging
@@ -224,8 +224,11 @@ def _run_daemon(
     if api and config.watch.separate_process:
         paths = [str(path) for path in args.paths]
         services = [ChildProcess("watch", ["watch", "--no-embed", *paths], args.config)]
-    if embed and config.embedding.separate_process:
-        services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice))
+    separate = config.embedding.separate_process
+    if embed and (separate if separate is not None else api):  # unset: a child under `serve` only
+        threads = embed_child_torch_threads(config.models.torch_threads)
+        env = {"CITELINE_MODELS__TORCH_THREADS": str(threads)}
+        services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice, env))
     elif embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector, progress=True)))
     if api:
@@ -312,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging()
     try:
-        config, database = open_process(args.config)
+        config, database = open_process(args.config, serving=args.command in ("serve", "api"))
         return _COMMANDS[args.command](args, config, database)
     except (ConfigError, DatabaseError, RepositoryConflictError) as exc:
         print(f"citeline: {exc}", file=sys.stderr)

@@ -90,8 +90,10 @@ class ModelsConfig:
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     """What the reranker and entailment model compute in on a CPU: `auto` is bfloat16 where the CPU has it
     in hardware, else float32."""
-    torch_threads: int = 0
-    """torch's intra-op threads in this process; 0 keeps torch's default (one per core)."""
+    torch_threads: int | None = None
+    """torch's intra-op threads in this process; 0 keeps torch's default (one per core). Unset: one in the
+    processes that serve the API (`serve`, `api`), so concurrent requests do not oversubscribe the cores,
+    and torch's default elsewhere (`serving_torch_threads`)."""
 
     def __post_init__(self) -> None:
         if self.embedder and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
@@ -161,8 +163,9 @@ class EmbeddingConfig:
     """The sentence before is embedded with a sentence `never`, only for a `dependent` one, or `always`."""
     context_previous_sentence: bool | None = None
     """The older switch: true is `always`, false `never`; when set it wins over `context_previous`."""
-    separate_process: bool = False
-    """`watch`/`serve` run the embedder as a child `citeline embed` process instead of threads."""
+    separate_process: bool | None = None
+    """`watch`/`serve` run the embedder as a child `citeline embed` process instead of threads. Unset: a
+    child under `serve` (its model and GIL apart from the API's), threads under `watch`."""
     nice: int = 10
     """With `separate_process`: how much lower the child's CPU priority is (0-19)."""
 
@@ -181,7 +184,7 @@ class WatchConfig:
     step_ms: int = 30
     max_batch_ms: int = 1000
     full_scan_threshold: int = 200
-    separate_process: bool = False
+    separate_process: bool = True
     """`serve` runs the watcher as a child `citeline watch --no-embed`, apart from the API's threads."""
 
 

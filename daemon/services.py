@@ -1,11 +1,11 @@
 """Building the daemon's services from the configuration: shared by `watch`, `embed` and `serve`. The models
 they run come from `daemon.assembly`.
 
-The embedder runs either as threads of the daemon (the default) or, with `[embedding] separate_process`,
-as a child `citeline embed` at a lower CPU priority: under load the OS then gives the watcher and the API
-the cores first, and the child's model and GIL are its own. Under `serve`, `[watch] separate_process` does
-the same for the watcher (a child `citeline watch --no-embed`), so indexing never waits for the API's
-threads to release the GIL.
+The embedder runs either as threads of the daemon (`watch`'s default) or, with `[embedding]
+separate_process` (`serve`'s default), as a child `citeline embed` at a lower CPU priority: under load the
+OS then gives the watcher and the API the cores first, and the child's model and GIL are its own. Under
+`serve`, `[watch] separate_process` (on by default) does the same for the watcher (a child `citeline watch
+--no-embed`), so indexing never waits for the API's threads to release the GIL.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import structlog
@@ -89,16 +89,25 @@ class ChildProcess:
     The child gets SIGTERM when the daemon stops (it finishes the transaction or batch it is in, as the
     command does on its own) and, on Linux, when the daemon dies without stopping it (a parent-death
     signal), so it never outlives it. A child that exits on its own stops the daemon with an error, as a
-    failed service thread does. `nice` lowers the child's CPU priority.
+    failed service thread does. `nice` lowers the child's CPU priority; `env` adds to the daemon's
+    environment.
     """
 
-    __slots__ = ("_command", "_name", "_nice")
+    __slots__ = ("_command", "_env", "_name", "_nice")
 
-    def __init__(self, name: str, arguments: Sequence[str], config_path: Path | None, nice: int = 0) -> None:
+    def __init__(
+        self,
+        name: str,
+        arguments: Sequence[str],
+        config_path: Path | None,
+        nice: int = 0,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         config = ["--config", str(config_path)] if config_path is not None else []
         self._command = [sys.executable, "-m", "daemon.cli", *config, *arguments]
         self._name = name
         self._nice = nice
+        self._env = dict(env or {})
 
     @property
     def name(self) -> str:
@@ -111,6 +120,7 @@ class ChildProcess:
 
     async def run(self, stop: asyncio.Event, ready: Callable[[], None]) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
+        env.update(self._env)
         child = await asyncio.create_subprocess_exec(*self._command, env=env, preexec_fn=self._in_child)
         log.info("child process started", service=self._name, pid=child.pid, nice=self._nice)
         ready()
