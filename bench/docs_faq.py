@@ -32,6 +32,7 @@ from typing import Any
 
 from benchkit import mean, percentile, workspace
 from docs_faq_pages import (
+    ANSWERED_ELSEWHERE,
     ROLES,
     FaqRow,
     cut_section,
@@ -70,11 +71,18 @@ def _model_path(spec: str, work: Path) -> str:
     return str(target / "engine" / "weights" / "relevance")
 
 
+def _holds(unit: str, positive: str) -> bool:
+    """The unit is the mined positive (`same_text`) or holds all of it ("A: To change the password ...")."""
+    key = norm_key(positive)
+    return same_text(unit, positive) or (len(key) >= 12 and key in norm_key(unit))
+
+
 def _record(
     row: FaqRow, phase: str, label: str, body: dict[str, Any], top: list[Any], ms: float
 ) -> dict[str, Any]:
     cited = [s for c in body["clauses"] for s in c["sources"]]
-    on_page = [s for s in cited if s["path"] == row.path]
+    paths = (row.path, page_file(Path(), row.path).as_posix())  # an .mdx page is written as .mdx.md
+    on_page = [s for s in cited if s["path"] in paths]
     heading = norm_key(row.question)
     return {
         "model": label,
@@ -87,15 +95,16 @@ def _record(
         "status": body["status"],
         "abstained": body["status"] != "answer",
         "ms": ms,
-        "recall10": any(h.path == row.path and same_text(h.text, row.positive) for h in top),
-        "hit": any(same_text(s["text"], row.positive) for s in on_page),
+        "recall10": any(h.path in paths and same_text(h.text, row.positive) for h in top),
+        "hit": any(_holds(s["text"], row.positive) for s in on_page),
         "paragraph": any(
-            same_text(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page
+            _holds(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page
         ),
-        "section": any(heading in {norm_key(h) for h in s.get("heading_path", [])} for s in on_page),
+        "section": any(heading in {norm_key(h) for h in s["heading"].split(" > ")} for s in on_page),
         "cited": len(cited),
         "cited_on_page": len(on_page),
         "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
+        "cited_texts": [(s["heading"], s["text"][:200]) for s in cited],
         "clauses": [
             (c["clause"], [f"{s['path']}:{s['line_start']}" for s in c["sources"]]) for c in body["clauses"]
         ],
@@ -157,11 +166,13 @@ def _report(records: list[dict[str, Any]], labels: list[str]) -> None:
             ]
             values.append(_fmt(sum(r["cited_on_page"] for r in rs) / max(1, sum(r["cited"] for r in rs))))
         lines.append((f"{kind}: same-page precision", values))
-    values = []
-    for label in labels:
-        rs = [r for r in records if r["model"] == label and r["phase"] == "unanswerable"]
-        values.append(_fmt(mean([float(r["abstained"]) for r in rs])) + f" ({len(rs)})")
-    lines.append(("unanswerable variant: abstain", values))
+    for name, skip in (("unanswerable variant: abstain", False), ("  not answered elsewhere", True)):
+        values = []
+        for label in labels:
+            rs = [r for r in records if r["model"] == label and r["phase"] == "unanswerable"]
+            rs = [r for r in rs if not (skip and (r["repo"], r["question"]) in ANSWERED_ELSEWHERE)]
+            values.append(_fmt(mean([float(r["abstained"]) for r in rs])) + f" ({len(rs)})")
+        lines.append((name, values))
     for q in (0.5, 0.95):
         values = [_fmt(percentile([r["ms"] for r in records if r["model"] == label], q)) for label in labels]
         lines.append((f"answer ms p{int(q * 100)}", values))

@@ -30,6 +30,9 @@ LICENCES = {
     "relevance/nq": "CC BY-SA 3.0 (Natural Questions)",
     "relevance/multirc": "MultiRC research licence (as distributed with SuperGLUE)",
     "relevance/trecqa": "TrecQA (TREC QA track answer-sentence selection), research use",
+    "docs_faq/pairs": "per repository, as listed in traindata/docs_faq/SOURCES.md (MIT, Apache-2.0, BSD, "
+    "ISC, MPL-2.0, CC-BY-4.0)",
+    "docs_faq/heading_overflow": "per repository, as listed in traindata/docs_faq/SOURCES.md",
 }
 """Licences as commonly stated upstream (traindata/README.md); not verified here."""
 
@@ -47,7 +50,7 @@ _TASK = {
 
 def _folder(path: str) -> str:
     parts = path.split("/")
-    return "/".join(parts[:2])
+    return "/".join(parts[:2]).split(".")[0]
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -67,6 +70,10 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
             f" --epochs {config['epochs']}" if config.get("epochs", 1) != 1 else "",
             f" --batch-size {config['batch_size']}" if config["batch_size"] != 32 else "",
             f" --device {config['device']}" if on_gpu else "",
+            " --docs" if training.get("docs") else "",
+            " --start BASE" if training.get("start") else "",
+            " --bf16" if config.get("bf16") else "",
+            f" --lr {config['lr']}" if config.get("lr", 5e-5) != 5e-5 else "",
         ]
     )
     lines = [
