@@ -54,7 +54,7 @@ def test_no_repository_is_both_held_out_and_tuned_on_and_the_rest_train() -> Non
     assert role("someone/else") == "train"
 
 
-def test_a_question_row_gives_its_positive_with_and_without_its_heading_and_what_it_introduces() -> None:
+def test_a_row_gives_its_answer_what_it_introduces_its_uncertain_section_and_its_near_misses() -> None:
     row = {
         "path": "cache.md",
         "question": "How do I clear the cache?",
@@ -62,22 +62,29 @@ def test_a_question_row_gives_its_positive_with_and_without_its_heading_and_what
         "negatives": ["The cache lives in the build folder.", "A remote cache is shared between machines."],
         "kind": "faq",
     }
-    pairs = pairs_for_row(row, _index({"cache.md": PAGE}))
-    positives = [p for p, label in pairs if label == 1]
-    negatives = [p for p, label in pairs if label == 0]
-    assert positives == [
-        "Caching > How do I clear the cache?: To clear the cache, run this command:",
+    assert pairs_for_row(row, _index({"cache.md": PAGE})) == [
+        ("Caching: To clear the cache, run this command:", 1.0),
+        ("Caching: tool cache clear", 1.0),
+        ("Caching: Be careful as this is a destructive operation.", UNCERTAIN),
+        ("Caching: The cache lives in the build folder.", 0.0),
+        ("Caching: A remote cache is shared between machines.", 0.0),
+    ]
+
+
+def test_no_passage_carries_the_heading_that_copies_the_question() -> None:
+    row = {
+        "path": "cache.md",
+        "question": "Where is the cache kept?",
+        "positive": "The cache lives in the build folder.",
+        "negatives": ["To clear the cache, run this command:"],
+        "kind": "faq",
+    }
+    passages = [p for p, _ in pairs_for_row(row, _index({"cache.md": PAGE}))]
+    assert passages == [
+        "Caching: The cache lives in the build folder.",
         "Caching: To clear the cache, run this command:",
-        "Caching > How do I clear the cache?: tool cache clear",
     ]
-    assert (
-        "Caching > How do I clear the cache?: Be careful as this is a destructive operation.",
-        UNCERTAIN,
-    ) in pairs
-    assert negatives == [
-        "Caching > Where is the cache kept?: The cache lives in the build folder.",
-        "Caching > Remote caches: A remote cache is shared between machines.",
-    ]
+    assert not any("?" in p for p in passages)
 
 
 def test_a_mined_negative_from_the_answers_own_section_is_only_uncertain_as_it_may_answer_too() -> None:
@@ -89,11 +96,11 @@ def test_a_mined_negative_from_the_answers_own_section_is_only_uncertain_as_it_m
         "kind": "heading",
     }
     pairs = pairs_for_row(row, _index({"cache.md": PAGE}))
-    assert [label for _, label in pairs] == [1, 1, UNCERTAIN]
+    assert [label for _, label in pairs] == [1.0, 1.0, UNCERTAIN]
 
 
 def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> None:
-    other = "# Storage\n\nThe cache lives in the build folder, next to the binaries.\n"
+    other = "# Storage\n\n## Layout\n\nThe cache lives in the build folder, next to the binaries.\n"
     row = {
         "path": "cache.md",
         "question": "Where is the cache kept?",
@@ -102,7 +109,7 @@ def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> Non
         "kind": "faq",
     }
     pairs = pairs_for_row(row, _index({"cache.md": PAGE, "storage.md": other}))
-    assert ("Storage: The cache lives in the build folder, next to the binaries.", 0) in pairs
+    assert ("Storage: The cache lives in the build folder, next to the binaries.", 0.0) in pairs
 
 
 def test_the_rest_of_the_answers_paragraph_is_an_answer_too() -> None:
@@ -115,9 +122,9 @@ def test_the_rest_of_the_answers_paragraph_is_an_answer_too() -> None:
         "kind": "heading",
     }
     assert pairs_for_row(row, _index({"guide.md": page})) == [
-        ("Guide > Why is it slow?: It reads every file.", 1.0),
-        ("Guide > Why is it slow?: Caching avoids that.", 1.0),
-        ("Guide > Why is it slow?: See #12.", UNCERTAIN),
+        ("Guide: It reads every file.", 1.0),
+        ("Guide: Caching avoids that.", 1.0),
+        ("Guide: See #12.", UNCERTAIN),
     ]
 
 

@@ -2,22 +2,19 @@
 
 Each mined row names a page, a question (a heading) and the first sentence under it. The page is parsed
 with citeline's own Markdown parser and segmenter, so every passage is a unit exactly as the engine rates
-it: the sentence after its heading path (``Hit.headed_text``). What one row gives:
+it: the sentence after its heading path (``Hit.headed_text``), less the heading of its own section
+(``bare``: mined questions copy that heading word for word, and users do not). What one row gives:
 
-- the positive, under its full heading path (the heading that asks the question is part of what the
-  engine reads), target 1;
-- for question rows, the positive again under its parent headings only, target 1, so the model learns to
-  read the answer in the sentence and not only in the heading;
+- the positive, target 1;
 - the rest of the positive's paragraph (and the list it introduces), and the unit right after a positive
   that ends with a colon (the list item, code block or sentence it introduces), target 1;
 - every other unit of the positive's section, target ``UNCERTAIN``: the mined positive is often background
   and the answer comes later, so such a unit may answer, but most do not (a warning, a link, a later step),
   and a heading that matches the question must not make every unit under it an answer;
 - each mined near miss (other sections of the page, other answers of the repository), located in the
-  parsed pages and read under its own headings, target 0.
+  parsed pages, target 0.
 
-Only repositories whose role in
-``training.docs_split`` is ``train`` are read.
+Only repositories whose role in ``training.docs_split`` is ``train`` are read.
 """
 
 from __future__ import annotations
@@ -34,7 +31,16 @@ from training.data import RelRow, norm_key, read_jsonl
 from training.docs_split import role
 from training.docs_text import in_paragraph, same_key
 
-__all__ = ["UNCERTAIN", "DocsPage", "headed", "load_docs", "pairs_for_row", "read_corpus", "repo_index"]
+__all__ = [
+    "UNCERTAIN",
+    "DocsPage",
+    "bare",
+    "headed",
+    "load_docs",
+    "pairs_for_row",
+    "read_corpus",
+    "repo_index",
+]
 
 _CITABLE = (UnitKind.SENTENCE, UnitKind.TABLE_ROW, UnitKind.CODE)
 
@@ -62,6 +68,14 @@ def headed(unit: TextUnit, drop: int = 0) -> str:
     path = unit.heading_path[: len(unit.heading_path) - drop] if drop else unit.heading_path
     heading = " > ".join(path)
     return f"{heading}: {unit.text}" if heading else unit.text
+
+
+def bare(unit: TextUnit) -> str:
+    """The unit under its headings less the last one: the question's own heading is left out, in the
+    positive's passage and in every other, so the model cannot learn that an answer sits under a heading
+    that copies the question word for word (users paraphrase) nor that an answer under another question's
+    heading never answers; it learns what the sentence says, under the page's context."""
+    return headed(unit, drop=1) if unit.heading_path else unit.text
 
 
 def parse_page(text: str) -> DocsPage:
@@ -107,16 +121,15 @@ often background and the answer comes later), but most such units do not (a warn
 
 
 def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, float]]:
-    """(passage, target) pairs for one mined row; none when its positive is not found on its page."""
-    path, question = str(row["path"]), str(row["question"])
+    """(passage, target) pairs for one mined row; none when its positive is not found on its page. Every
+    passage is read under its headings less its own section's (``bare``)."""
+    path = str(row["path"])
     page = index.pages.get(path)
     start = page.find(str(row["positive"])) if page is not None else None
     if page is None or start is None:
         return []
     positive = page.units[start]
-    out: list[tuple[str, float]] = [(headed(positive), 1.0)]
-    if row.get("kind") == "faq" and positive.heading_path:
-        out.append((headed(positive, drop=1), 1.0))
+    out: list[tuple[str, float]] = [(bare(positive), 1.0)]
     context = str(row.get("positive_context") or "")
     introduces = positive.text.rstrip().endswith(":")
     for i in range(start + 1, len(page.units)):
@@ -126,7 +139,7 @@ def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, 
         if unit.kind not in _CITABLE:
             continue
         answers = in_paragraph(unit.text, context) or (introduces and i == start + 1)
-        out.append((headed(unit), 1.0 if answers else UNCERTAIN))
+        out.append((bare(unit), 1.0 if answers else UNCERTAIN))
     seen = {norm_key(p) for p, _ in out}
     negatives = row.get("negatives") or []
     assert isinstance(negatives, list)
@@ -138,8 +151,8 @@ def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, 
         unit = near_page.units[i]
         if near_page is page and unit.heading_path[: len(positive.heading_path)] == positive.heading_path:
             continue  # the answer's own section: already rated above
-        passage = headed(unit)
-        if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(question):
+        passage = bare(unit)
+        if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(str(row["question"])):
             seen.add(norm_key(passage))
             out.append((passage, 0.0))
     return out

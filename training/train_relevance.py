@@ -53,7 +53,7 @@ POLAR_MIX = (
 model keeps what it knew."""
 DOCS_MIX = (
     Source("docs_faq/pairs.jsonl.gz"),
-    Source("docs_faq/heading_overflow.jsonl.gz", cap=12_000),
+    Source("docs_faq/heading_overflow.jsonl.gz", cap=8_000),
     Source("relevance/squad", cap=6_000),
     Source("relevance/nq", cap=3_000),
     Source("relevance/multirc", cap=3_000),
