@@ -123,7 +123,7 @@ class PlannerConfig:
     api_key: str = ""
     budget_seconds: float = 10.0
     """The time all the model's calls for one answer share; past it the extractive planner plans the rest."""
-    max_tokens: int = 256
+    max_tokens: int = 384
     """The cap on each reply, so a small model cannot write until its context is full."""
     max_evidence: int = 30
     """How many evidence sentences the prompt lists (fewer is faster on a small local model)."""

@@ -4,7 +4,8 @@ A question is answered from the store while nothing in the index changed since i
 computed (the index generation, `indexer.generation`), so a stored answer never hides a sentence added or
 edited since; otherwise it is routed (`engine.routing`) and answered by the FastPath or the IRCoT loop
 (`engine.rounds`), whose every clause is verified before it is emitted. A round another planner (an LLM's)
-fails is planned by the extractive planner. An engine error is an answer with status `fail` and its reason,
+fails, or whose every clause an LLM planner proposed was refused while the answer holds none, is planned by
+the extractive planner. An engine error is an answer with status `fail` and its reason,
 never a guess.
 """
 
@@ -20,6 +21,7 @@ from engine.answers import Answer, AnswerClause, Budget, Route, SourceState, Sta
 from engine.config import MAX_ROUNDS, ConflictPolicy, EngineConfig
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool, fetch_contexts
+from engine.llm_planner import LLMPlanner
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
 from engine.rounds import Rounds
@@ -182,6 +184,7 @@ class AnswerEngine:
             Verifier(self._entailment, self._relevance, config.verify.for_budget(budget)),
             lambda query, k: self._search(query, k, filters),
             None if isinstance(self._planner, ExtractivePlanner) else ExtractivePlanner(),
+            rescue=isinstance(self._planner, LLMPlanner),
         )
         if decision.route is Route.FAST:
             state.shape = replace(state.shape, comparison=False, bridge=False)

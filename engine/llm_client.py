@@ -47,7 +47,7 @@ class LLMConfig:
     api_key: str | None = None
     timeout_seconds: float = 60.0
     max_evidence: int = 30
-    max_tokens: int = 256
+    max_tokens: int = 384
     budget_seconds: float = 10.0
 
 

@@ -30,19 +30,24 @@ from engine.verdicts import Proposal
 __all__ = ["MAX_QUERIES", "LLMConfig", "LLMPlanner", "parse_plan", "plan_schema"]
 
 MAX_QUERIES = 3
+MAX_CLAUSES = 2
+"""Clauses a reply may propose under the schema: a small model's reply stays well inside `max_tokens`, and
+the loop's next round proposes more."""
 
 _SYSTEM = (
     "You answer questions only from numbered evidence sentences. Reply with one JSON object, nothing else: "
-    '{"clauses": [{"text": str, "need": "none"|"single"|"multi", "sources": [evidence ids]}], '
+    '{"clauses": [{"sources": [evidence ids], "text": str, "need": "single"|"multi"}], '
     '"queries": [str], "done": bool}. A clause states one fact its sources entail; "multi" joins facts of '
-    "several sources. Copying an evidence sentence word for word is the safest clause. Never repeat a failed "
-    "search."
+    "several sources. At most two clauses, the ones that answer the question; copying an evidence sentence "
+    "word for word is the safest clause. Never repeat a failed search."
 )
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
 def plan_schema(evidence_ids: list[int], *, final: bool) -> dict[str, Any]:
-    """The JSON schema of a reply: sources drawn from `evidence_ids`, and no queries in the final round."""
+    """The JSON schema of a reply: sources drawn from `evidence_ids`, and no queries in the final round. A
+    clause with sources needs them ("single" or "multi"); the connective "none" is left out, because a
+    small model picks an enum's first value, and a "none" clause states no fact of its own."""
     source: dict[str, Any] = {"type": "integer"}
     if evidence_ids:
         source["enum"] = evidence_ids
@@ -50,8 +55,8 @@ def plan_schema(evidence_ids: list[int], *, final: bool) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "sources": {"type": "array", "items": source, "minItems": 1, "maxItems": 3},
-            "text": {"type": "string", "minLength": 1, "maxLength": 300},
-            "need": {"type": "string", "enum": [n.value for n in ReferenceNeed]},
+            "text": {"type": "string", "minLength": 1, "maxLength": 240},
+            "need": {"type": "string", "enum": [ReferenceNeed.SINGLE.value, ReferenceNeed.MULTI.value]},
         },
         "required": ["sources", "text", "need"],
         "additionalProperties": False,
@@ -59,10 +64,10 @@ def plan_schema(evidence_ids: list[int], *, final: bool) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "clauses": {"type": "array", "items": clause, "maxItems": 3},
+            "clauses": {"type": "array", "items": clause, "maxItems": MAX_CLAUSES},
             "queries": {
                 "type": "array",
-                "items": {"type": "string", "minLength": 1, "maxLength": 200},
+                "items": {"type": "string", "minLength": 1, "maxLength": 120},
                 "maxItems": 0 if final else MAX_QUERIES,
             },
             "done": {"type": "boolean"},

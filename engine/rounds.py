@@ -4,7 +4,8 @@ The loop interleaves retrieval with planning: retrieve for the current queries (
 against the evidence held, capped per subquery and in total), let the planner propose a clause and the next
 subquery, verify, and repeat until the planner is done, coverage is met, or the budget's rounds have run. A
 round the planner fails (a model's endpoint down or out of time, its output malformed) is planned by the
-fallback planner (the extractive one, when the configured planner is another), and the trace says so. A
+fallback planner (the extractive one, when the configured planner is another), and so, for an LLM planner, is
+a round whose every proposed clause verification refused while the answer holds none; the trace says so. A
 subquery that fails or brings nothing new is broadened once and then recorded as a failed search, which the
 planner sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked
 again what to search, so the next subquery does not follow a refused lead. Verification is run here, never by
@@ -57,6 +58,9 @@ class Rounds:
     search: SearchFn
     fallback: Planner | None = None
     """Plans a round the planner failed (its error and this planner's name go into the round's trace)."""
+    rescue: bool = False
+    """The fallback also plans a round whose every proposed clause was refused while the answer holds none
+    (set for a model's planner: a small model's picks must not cost the answer the fallback's)."""
 
     def fast(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
         """The FastPath: one final round over the first retrieval."""
@@ -94,6 +98,7 @@ class Rounds:
         plan = self._plan(state, trace, final=final)
         if plan is not None:
             self._verify(state, result, plan, trace)
+            plan = self._rescue(state, result, plan, trace, final=final)
             if plan.proposals and not trace.accepted and not plan.done:
                 # Every pick was refused: its subquery would follow a lead the answer does not hold, so
                 # the planner, now seeing the refusals, says again what to search next.
@@ -145,6 +150,22 @@ class Rounds:
                     return None
                 trace.planned_by = self.fallback.name
                 return self.fallback.plan(state, final=final)
+
+    def _rescue(
+        self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace, *, final: bool
+    ) -> Plan:
+        """When verification refused every clause the planner proposed and the answer holds none yet, the
+        fallback plans the round again and its plan is verified and followed instead."""
+        if not self.rescue or self.fallback is None or trace.planned_by is not None:
+            return plan
+        if not plan.proposals or result.clauses:
+            return plan
+        trace.planner_error = f"every clause {self.planner.name} proposed was refused"
+        trace.planned_by = self.fallback.name
+        with _timed(trace.timings_ms, "plan"):
+            rescue = self.fallback.plan(state, final=final)
+        self._verify(state, result, rescue, trace)
+        return rescue
 
     def _verify(self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace) -> None:
         """Verify the plan's proposals, apply each verdict, and cite each new source with what it leans on."""

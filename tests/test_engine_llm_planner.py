@@ -72,7 +72,7 @@ def test_valid_reply_becomes_a_plan_and_the_request_speaks_the_protocol(
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
     assert "[2] (2.md) Les McCann was born in 1935." in request["messages"][1]["content"]
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
-    assert request["max_tokens"] == 256
+    assert request["max_tokens"] == 384
     schema = request["response_format"]["json_schema"]["schema"]
     assert request["response_format"]["type"] == "json_schema"
     assert schema["properties"]["clauses"]["items"]["properties"]["sources"]["items"]["enum"] == [1, 2]

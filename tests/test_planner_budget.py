@@ -3,6 +3,7 @@ planner answers the rounds the model could not, and the trace says so."""
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -82,3 +83,22 @@ def test_the_probe_says_whether_the_endpoint_answers(server: FakeChatServer) -> 
         assert planner.chat.probe() is None
     finally:
         planner.close()
+
+
+def test_a_model_whose_every_clause_is_refused_leaves_the_round_to_the_extractive_planner(
+    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer, conn: Connection
+) -> None:
+    (bread,) = conn.execute("SELECT id FROM sentences WHERE text LIKE 'Bread dough rises%'").fetchone()
+    invented = {"sources": [bread], "text": "Bread rises because of baking soda.", "need": "single"}
+    server.replies = [json.dumps({"clauses": [invented], "queries": [], "done": True})] * 6
+    planner = LLMPlanner(LLMConfig(server.url, "tiny-model"))
+    try:
+        result = new_engine(entailment=ContainmentNLI(), planner=planner).answer("why does bread dough rise")
+    finally:
+        planner.close()
+    assert result.status is Status.ANSWER
+    assert "baking soda" not in result.clauses[0].clause
+    assert result.clauses[0].sources[0].sentence_id == bread
+    assert result.trace[0].planned_by == "extractive"
+    assert result.trace[0].planner_error == "every clause llm:tiny-model proposed was refused"
+    assert any("baking soda" in r.clause for r in result.trace[0].rejected)
