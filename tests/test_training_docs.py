@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training.docs_mix import UNCERTAIN, DocsPage, _RepoIndex, pairs_for_row, parse_page
+from training.docs_mix import UNCERTAIN, DocsPage, RepoIndex, pairs_for_row, parse_page
 from training.docs_split import HELD_OUT, TUNE, draw, role
 from training.docs_text import cut_section, in_paragraph, same_text
 
@@ -35,9 +35,9 @@ A remote cache is shared between machines.
 """
 
 
-def _index(pages: dict[str, str]) -> _RepoIndex:
+def _index(pages: dict[str, str]) -> RepoIndex:
     parsed: dict[str, DocsPage] = {path: parse_page(text) for path, text in pages.items()}
-    return _RepoIndex(parsed)
+    return RepoIndex(parsed)
 
 
 @pytest.mark.skipif(not STATS.exists(), reason="../shared/traindata/docs_faq is not beside the checkout")

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.search import headed_text
 from indexer.markdown import TextUnit, UnitKind
 from indexer.segment import markdown_units
 from training.data import RelRow, norm_key, read_jsonl
@@ -34,12 +34,12 @@ from training.docs_text import in_paragraph, same_key
 __all__ = [
     "UNCERTAIN",
     "DocsPage",
+    "RepoIndex",
     "bare",
-    "headed",
     "load_docs",
     "pairs_for_row",
+    "parse_page",
     "read_corpus",
-    "repo_index",
 ]
 
 _CITABLE = (UnitKind.SENTENCE, UnitKind.TABLE_ROW, UnitKind.CODE)
@@ -63,22 +63,16 @@ class DocsPage:
         return next((i for i in citable if same_key(self.keys[i], key)), None)
 
 
-def headed(unit: TextUnit, drop: int = 0) -> str:
-    """The unit as the engine's cross-encoders read it, less its last ``drop`` headings."""
-    path = unit.heading_path[: len(unit.heading_path) - drop] if drop else unit.heading_path
-    heading = " > ".join(path)
-    return f"{heading}: {unit.text}" if heading else unit.text
-
-
 def bare(unit: TextUnit) -> str:
     """The unit under its headings less the last one: the question's own heading is left out, in the
     positive's passage and in every other, so the model cannot learn that an answer sits under a heading
     that copies the question word for word (users paraphrase) nor that an answer under another question's
     heading never answers; it learns what the sentence says, under the page's context."""
-    return headed(unit, drop=1) if unit.heading_path else unit.text
+    return headed_text(unit.heading_path[:-1], unit.text)
 
 
 def parse_page(text: str) -> DocsPage:
+    """A page's Markdown source as the indexer segments it."""
     units = markdown_units(text)
     return DocsPage(units, [norm_key(u.text) for u in units])
 
@@ -90,7 +84,7 @@ def read_corpus(corpus: Path, repository: str) -> dict[str, DocsPage]:
         return {obj["path"]: parse_page(obj["text"]) for obj in map(json.loads, fh)}
 
 
-class _RepoIndex:
+class RepoIndex:
     """Where each citable unit of a repository is, by the first characters of its normalised text."""
 
     def __init__(self, pages: dict[str, DocsPage]) -> None:
@@ -120,7 +114,7 @@ UNCERTAIN = 0.15
 often background and the answer comes later), but most such units do not (a warning, a link, a later step)."""
 
 
-def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, float]]:
+def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, float]]:
     """(passage, target) pairs for one mined row; none when its positive is not found on its page. Every
     passage is read under its headings less its own section's (``bare``)."""
     path = str(row["path"])
@@ -158,27 +152,18 @@ def pairs_for_row(row: dict[str, object], index: _RepoIndex) -> list[tuple[str, 
     return out
 
 
-def repo_index(corpus: Path, repository: str) -> _RepoIndex:
-    """One repository's parsed pages, indexed for locating mined sentences."""
-    return _RepoIndex(read_corpus(corpus, repository))
-
-
-def _rows(file: Path) -> Iterator[dict[str, object]]:
-    yield from read_jsonl(file)
-
-
 def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
     corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question."""
     corpus = file.parent / "corpus"
     by_repo: dict[str, list[dict[str, object]]] = {}
-    for row in _rows(file):
+    for row in read_jsonl(file):
         if role(str(row["repo"])) in roles:
             by_repo.setdefault(str(row["repo"]), []).append(row)
     out: list[RelRow] = []
     source = f"docs_faq/{file.name.split('.')[0]}"
     for repository in sorted(by_repo):
-        index = _RepoIndex(read_corpus(corpus, repository))
+        index = RepoIndex(read_corpus(corpus, repository))
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
             for passage, goal in pairs_for_row(row, index):

@@ -23,7 +23,7 @@ from engine.search._bm25 import (
 )
 from engine.search._contract import Filters, RetrievalConfig, Search, SearchMode
 from engine.search._fusion import Fused, Lane, LaneResult, fuse
-from engine.search._hits import Hit, load_hits
+from engine.search._hits import Hit, headed_text, load_hits
 from engine.search._rerank import rerank
 from engine.search._retriever import Retriever
 from engine.search._stages import (
@@ -56,6 +56,7 @@ __all__ = [
     "bm25_search_terms",
     "edit_distance_one",
     "fuse",
+    "headed_text",
     "lexical_document_frequencies",
     "load_hits",
     "merge_stages",

@@ -12,7 +12,15 @@ from typing import Any
 
 from indexer.database import Connection
 
-__all__ = ["Hit", "load_hits"]
+__all__ = ["Hit", "headed_text", "load_hits"]
+
+
+def headed_text(heading_path: Sequence[str], text: str) -> str:
+    """A sentence after its heading path, what a cross-encoder reads: the heading often names the subject
+    that the sentence only calls "it". One definition, so what citeline's models train on is what they
+    rate."""
+    heading = " > ".join(heading_path)
+    return f"{heading}: {text}" if heading else text
 
 
 @dataclass(slots=True)
@@ -62,10 +70,8 @@ class Hit:
 
     @property
     def headed_text(self) -> str:
-        """The sentence after its heading path, what a cross-encoder reads: the heading often names the
-        subject that the sentence only calls "it"."""
-        heading = " > ".join(self.heading_path)
-        return f"{heading}: {self.text}" if heading else self.text
+        """The sentence after its heading path, what a cross-encoder reads (`headed_text`)."""
+        return headed_text(self.heading_path, self.text)
 
     @property
     def score(self) -> float:
