@@ -76,6 +76,18 @@ def _corpus(root: Path, sentences: int, seed: int = 7) -> None:
         (root / f"doc{f}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def synthetic_index(tmp: Path, sentences: int) -> Database:
+    """`sentences` synthetic sentences written under `tmp/docs` and indexed (not embedded) into an embedded
+    PostgreSQL under `tmp/data`, as repository "docs"."""
+    root = tmp / "docs"
+    root.mkdir()
+    _corpus(root, sentences)
+    database = open_database(None, tmp / "data")
+    with database.connect() as conn:
+        reconcile_repository(conn, Repository("docs", root))
+    return database
+
+
 def _texts(database: Database, model: EmbeddingModel, options: QueueOptions) -> list[str]:
     clip = model.clip if isinstance(model, TokenAware) else (lambda t, n: t[: n * 4])
     with database.connect() as conn:
@@ -115,12 +127,7 @@ def main() -> None:
         return
     models = {name: load_embedding_model("", EmbedderRuntime(name)) for name in args.runtimes.split(",")}
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "docs"
-        root.mkdir()
-        _corpus(root, args.sentences)
-        database = open_database(None, Path(tmp) / "data")
-        with database.connect() as conn:
-            reconcile_repository(conn, Repository("docs", root))
+        database = synthetic_index(Path(tmp), args.sentences)
         print(f"synthetic corpus; workers {args.workers}, claim {options.batch_size} rows")
         print(f"{'runtime':<11}{'sentences':>10}{'raw /s':>9}{'drain /s':>10}{'drain/raw':>11}")
         for name, model in models.items():

@@ -29,10 +29,9 @@ import time
 from pathlib import Path
 
 import psutil
-from daemon_embed import _corpus  # bench/ is on sys.path when this runs as a script
+from daemon_embed import synthetic_index  # bench/ is on sys.path when this runs as a script
 
-from indexer.database import Database, open_database
-from indexer.reconcile import Repository, reconcile_repository
+from indexer.database import Database
 
 
 def _reset(database: Database) -> int:
@@ -126,12 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     cores = psutil.cpu_count()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "docs"
-        root.mkdir()
-        _corpus(root, args.sentences)
-        database = open_database(None, Path(tmp) / "data")
-        with database.connect() as conn:
-            reconcile_repository(conn, Repository("docs", root))
+        database = synthetic_index(Path(tmp), args.sentences)
         env = {k: v for k, v in os.environ.items() if not k.startswith("CITELINE_")}
         env.update(CITELINE_DATABASE_URL=database.url, CITELINE_DATA_DIR=str(Path(tmp) / "workers"))
         env.update(dict(item.split("=", 1) for item in args.env))
