@@ -2,6 +2,7 @@
 
     python bench/docs_qa.py QA_JSONL BUNDLE [--split tune|heldout|all] [--budget low|mid|high]
         [--dump FILE] [--workdir DIR] [--changed-to tip|new] [--limit N]
+        [--llm-url URL [--llm-model M] [--llm-budget S]]
 
 QA_JSONL is a question file in the `prometheus_docs/qa_dev.jsonl` format and BUNDLE the git bundle of the
 repository its gold sentences quote; nothing here knows which repository that is. The bundle is cloned and
@@ -20,6 +21,15 @@ itself is the change); `tip` re-reads the whole stretch back to the tip for ever
 The split is fixed: within each kind, rows ordered by id, the odd-numbered ones are `tune`, the even ones
 `heldout`; with `--split all` figures are printed for tune, held-out and all. How a cited unit is matched
 to gold is in `docs_gold`; what is counted is in `docs_report`. Prints figures; asserts nothing.
+
+With `--llm-url`, the tip rows are asked twice on the same index: first by an engine with the extractive
+planner (whatever `[planner]` says), then by one with the LLM planner on that endpoint (both built by
+`build_engine`; the answer store is emptied before each, so neither is served the other's answers). The
+changed rows' walk through history runs once, with the extractive planner. It prints docs_report's figures
+for the extractive run (changed rows included), then for the LLM run (tip rows only), then per split the
+overall figures of both on the tip rows side by side (search recall, hit, gold recall, precision strict and
+same page, abstention, answer p50/p95), and who planned the LLM's rounds (`llm_compare.RoundCounts`);
+`--dump` then writes the LLM's records too, each record with its `planner`.
 """
 
 from __future__ import annotations
@@ -32,12 +42,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkit import workspace
+from benchkit import mean, workspace
 from docs_gold import GOLD_KINDS, Gold, QARow, Unit, load_rows, matches, split_rows
 from docs_report import Record, print_report
+from llm_compare import RoundCounts, add_llm_arguments, latency_rows, llm_config, print_side_by_side
 
 from api.context import Answering
-from daemon.assembly import build_engine, load_embedder, model_names
+from daemon.assembly import ModelNames, build_engine, load_embedder, model_names
 from daemon.config import load_config
 from daemon.services import queue_options
 from engine.search import Filters, Retriever, SearchMode
@@ -70,14 +81,15 @@ def _bundle_head(bundle: Path) -> str:
 class _Run:
     """One bench run's collaborators: the clone, the database, the answering callable and the embedder."""
 
-    def __init__(self, clone: Path, database: Database, config: Any, budget: str) -> None:
+    def __init__(self, clone: Path, database: Database, config: Any, budget: str, models: ModelNames) -> None:
         self.clone, self.database, self.budget = clone, database, budget
         self.repo = Repository(clone.name, clone)
         self.options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
         self.queue: QueueOptions = queue_options(config)
         self.retriever: Retriever
         self.answering: Answering
-        engine = build_engine(database, model_names(config), config.retrieval)
+        self.retrieval = config.retrieval
+        engine = build_engine(database, models, config.retrieval)
         self.retriever, self.answering = engine.retriever, engine.answer
         self.embedder: EmbeddingModel = load_embedder(config)
 
@@ -120,6 +132,21 @@ class _Run:
             self.units(conn, hits),
         )
 
+    def ask_with(
+        self, conn: Connection, models: ModelNames, rows: list[QARow], split: dict[str, str]
+    ) -> list[Record]:
+        """Ask `rows` again with an engine built on `models`, the answer store emptied before and after."""
+        engine = build_engine(self.database, models, self.retrieval)
+        answering, self.answering = self.answering, engine.answer
+        conn.execute("DELETE FROM answers")
+        engine.answer("warm-up: what is this about", self.budget, Filters())
+        conn.execute("DELETE FROM answers")
+        records = [self.ask(conn, row, split[row.id]) for row in rows]
+        conn.execute("DELETE FROM answers")
+        self.answering = answering
+        engine.close()
+        return records
+
     def searchable_ms(self, conn: Connection, row: QARow, started: float) -> float | None:
         """Milliseconds from `started` until the lexical lane finds the new sentence; None after 10 s."""
         while time.perf_counter() - started < 10.0:
@@ -160,6 +187,34 @@ def _is_old(unit: Unit, row: QARow) -> bool:
     return matches(unit.text, row.old_sentence, same_path=unit.path == row.path, rival=row.new_sentence)
 
 
+def _compare(extractive: list[Record], llm: list[Record], split: str) -> None:
+    """Per split, the overall figures of both planners on the tip rows side by side; then the LLM's rounds."""
+    for name in ["tune", "heldout", "all"] if split == "all" else [split]:
+        groups = [[r for r in records if name in ("all", r.split)] for records in (extractive, llm)]
+        answerable = [[r for r in g if r.row.answerable] for g in groups]
+        print(f"\n== split {name}: extractive and llm side by side, {len(groups[0])} tip rows each")
+        rows: list[tuple[str, list[float | str]]] = [
+            ("search recall@10", [mean([float(r.search_hit) for r in a]) for a in answerable]),
+            ("answer hit", [mean([float(any(r.strict)) for r in a]) for a in answerable]),
+            ("gold recall", [mean([r.gold_recall for r in a]) for a in answerable]),
+            ("precision strict", [mean([float(s) for r in a for s in r.strict]) for a in answerable]),
+            ("cited units", [str(sum(len(r.strict) for r in a)) for a in answerable]),
+            ("precision same page", [mean([float(p) for r in a for p in r.same_page]) for a in answerable]),
+            ("abstention answerable", [mean([float(r.abstained) for r in a]) for a in answerable]),
+            (
+                "abstention unanswerable",
+                [mean([float(r.abstained) for r in g if not r.row.answerable]) for g in groups],
+            ),
+            *latency_rows("answer", [[r.latency_ms for r in g] for g in groups]),
+        ]
+        print_side_by_side(["extractive", "llm"], rows)
+    rounds = RoundCounts()
+    for record in llm:
+        rounds.add(record.body.get("trace", []))
+    print()
+    rounds.print("llm")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -174,7 +229,9 @@ def main() -> None:
     )
     parser.add_argument("--changed-to", choices=["new", "tip"], default="new")
     parser.add_argument("--limit", type=int, default=None, help="only the first N chosen rows of each kind")
+    add_llm_arguments(parser, "also ask the tip rows with the LLM planner on this OpenAI-compatible API base")
     args = parser.parse_args()
+    llm = llm_config(args)
     rows = load_rows(args.qa)
     split = split_rows(rows)
     chosen = [r for r in rows if args.split in ("all", split[r.id])]
@@ -200,7 +257,8 @@ def main() -> None:
             subprocess.run(["git", "clone", "-q", str(args.bundle), str(clone)], check=True)
         _git(clone, "checkout", "-q", "--detach", tip)
         database = open_database(None, work / "db")
-        run = _Run(clone, database, config, args.budget)
+        models = model_names(config)
+        run = _Run(clone, database, config, args.budget, models if llm is None else replace(models, llm=None))
         with database.connect() as conn:
             written, seconds = run.sync(conn)
             print(
@@ -210,8 +268,9 @@ def main() -> None:
             conn.execute("DELETE FROM answers")  # a kept workdir must not serve last run's answers
             run.answering("warm-up: what is this about", args.budget, Filters())
             conn.execute("DELETE FROM answers")
-            for row in (r for r in chosen if not r.changed):
-                records.append(run.ask(conn, row, split[row.id]))
+            tip_rows = [r for r in chosen if not r.changed]
+            records += [run.ask(conn, row, split[row.id]) for row in tip_rows]
+            llm_records = run.ask_with(conn, replace(models, llm=llm), tip_rows, split) if llm else []
             target = "" if args.changed_to == "new" else tip
             changed = [r for r in chosen if r.changed]
             depth = {c: int(_git(clone, "rev-list", "--count", c)) for c in {r.old_commit for r in changed}}
@@ -221,11 +280,22 @@ def main() -> None:
             run.sync(conn)
         run.retriever.close()
     print(f"budget {args.budget}; changed rows re-asked at {args.changed_to}")
+    if llm is not None:
+        print("\n=== the extractive planner (tip rows, then the changed rows' walk through history)")
     print_report(records, args.split)
+    if llm is not None:
+        print(
+            f"\n=== the LLM planner llm:{llm.model} at {llm.url}, {llm.budget_seconds:g} s per answer"
+            " (tip rows only: the changed rows' walk ran with the extractive planner alone)"
+        )
+        print_report(llm_records, args.split)
+        _compare([r for r in records if r.change is None], llm_records, args.split)
     if args.dump is not None:
+        labelled = [*(("extractive", r) for r in records), *(("llm", r) for r in llm_records)]
         with args.dump.open("w", encoding="utf-8") as out:
-            for record in records:
-                out.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            for label, record in labelled:
+                body = record.to_dict() | ({"planner": label} if llm is not None else {})
+                out.write(json.dumps(body, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,20 +1,28 @@
 """HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
-        [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--llm-url URL --llm-model M]
+        [--workdir DIR] [--dump FILE] [--context always|dependent|never]
+        [--llm-url URL [--llm-model M] [--llm-budget S] [--compare-llm]]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
 corpus, indexed and embedded with the default model; the engine then answers each question over the whole
 corpus with the extractive planner (or, with `--llm-url`, the LLM planner on that endpoint, the extractive
-planner planning the rounds it fails). Gold supporting facts are matched to indexed sentences by text
-(citeline's splitter may cut differently from the data set): a sentence is gold when most of its words are
-in a gold sentence of the same paragraph, or the reverse. Figures:
+planner planning the rounds it fails or whose every clause verification refused). Gold supporting facts are
+matched to indexed sentences by text (citeline's splitter may cut differently from the data set): a
+sentence is gold when most of its words are in a gold sentence of the same paragraph, or the reverse. Figures:
 
 - supporting-sentence recall@10: one-step = the top 10 hits for the question; loop = the sentences the engine
   cited, then the evidence its rounds gathered in order, first 10;
 - both-gold-paragraphs rate within those same 10;
 - citation precision (cited sentences that are gold), abstention rate, mean rounds, latency p50/p95 per route;
-- recall and precision again for comparison and for bridge questions, as the engine's router classes them.
+- recall and precision again for comparison and for bridge questions, as the engine's router classes them;
+- with an LLM planner, who planned its rounds (`llm_compare.RoundCounts`).
+
+`--compare-llm` (with `--llm-url`) answers every question twice on the same index, first with the extractive
+planner, then with the LLM planner (answers are never stored, so neither is served the other's); it prints
+each planner's figures as above, then side by side: answer hit rate (cites a gold sentence), loop recall,
+citation precision, abstention, mean rounds, latency p50/p95 over all questions. `--dump` then writes a line
+per question and planner (`planner`).
 
 The shipped cross-encoders are used when their weights are present (the reranker in retrieval and
 verification, NLI in verification); without them the run says so. Prints figures; asserts nothing.
@@ -30,11 +38,18 @@ from pathlib import Path
 from typing import Any
 
 from benchkit import optional_models, percentile, words, workspace
+from llm_compare import (
+    PlannerTally,
+    add_llm_arguments,
+    close_planners,
+    latency_rows,
+    planners_for,
+    print_side_by_side,
+)
 
-from engine.answers import Budget, Status
+from engine.answers import Answer, Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import CrossEncoderPrecision, load_relevance
-from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.routing import shape
 from engine.search import Retriever
 from indexer.database import open_database
@@ -74,15 +89,116 @@ def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]
     return files
 
 
+class _Judge:
+    """Matches a question's sentences to its gold supporting facts (`_is_gold`), by title and text."""
+
+    def __init__(self, texts: dict[int, tuple[str, str]], titles: dict[str, str]) -> None:
+        self.texts, self.titles = texts, titles
+
+    def scored(self, ids: list[int], gold: dict[str, list[str]]) -> tuple[int, set[str]]:
+        """How many gold sentences `ids` find, and the gold paragraphs they touch."""
+        found, paragraphs = set(), set()
+        for sid in ids:
+            text, path = self.texts[sid]
+            title = self.titles[path]
+            if title in gold and _is_gold(text, gold[title]):
+                found |= {g for g in gold[title] if _is_gold(text, [g])}
+                paragraphs.add(title)
+        return len(found), paragraphs
+
+    def named(self, ids: list[int]) -> list[list[str]]:
+        """Each sentence as [title, text]."""
+        return [[self.titles[self.texts[i][1]], self.texts[i][0]] for i in ids]
+
+    def marks(self, ids: list[int], gold: dict[str, list[str]]) -> list[tuple[str, str, bool]]:
+        """Each sentence as (title, text, is gold)."""
+        return [(t, text, _is_gold(text, gold.get(t, []))) for t, text in self.named(ids)]
+
+
+class _Tally(PlannerTally):
+    """One planner's figures over a run, from its answers."""
+
+    def add(
+        self, result: Answer, ms: float, kind: str, gold: dict[str, list[str]], judge: _Judge
+    ) -> dict[str, Any]:
+        """Count one answer; returns what `--dump` writes of it."""
+        self.latency[result.route.value].append(ms)
+        cited = list(dict.fromkeys(s.sentence_id for c in result.clauses for s in c.sources))
+        gathered = [i for t in result.trace for i in t.new_evidence]
+        loop = list(dict.fromkeys(cited + gathered))[:10]
+        got, paragraphs = judge.scored(loop, gold)
+        self.put("loop_recall", got / sum(len(v) for v in gold.values()), kind)
+        self.put("loop_both", float(len(paragraphs) == len(gold)))
+        self.put("abstain", float(result.status is not Status.ANSWER))
+        self.put("rounds", float(len(result.trace)))
+        self.put("conflicts", float(any(c.conflicts_with for c in result.clauses)))
+        marks = judge.marks(cited, gold)
+        for mark in marks:
+            self.put("precision", float(mark[2]), kind)
+        self.put("hit", float(any(mark[2] for mark in marks)))
+        rounds = [t.to_dict() for t in result.trace]
+        self.rounds.add(rounds)
+        return {
+            "route": result.route.value,
+            "cited": marks,
+            "clauses": [c.to_dict() for c in result.clauses],
+            "notes": result.notes,
+            "rounds": rounds,
+            "loop": judge.named(loop),
+            "gathered": judge.named(list(dict.fromkeys(gathered))),
+        }
+
+
+def _print_one(name: str, one: _Tally, tally: _Tally, kinds: dict[str, int]) -> None:
+    """One planner's figures, as lines."""
+    print(f"planner {name}")
+    if name != "extractive":
+        tally.rounds.print("llm")
+    mean = tally.mean
+    one_recall, one_both = one.mean("one_recall"), one.mean("one_both")
+    print(f"supporting-sentence recall@10  one-step {one_recall:.3f}   loop {mean('loop_recall'):.3f}")
+    print(f"both gold paragraphs in top 10 one-step {one_both:.3f}   loop {mean('loop_both'):.3f}")
+    print(f"citation precision {mean('precision'):.3f} over {len(tally.totals['precision'])} cited sentences")
+    print(f"abstention rate {mean('abstain'):.3f}; mean rounds {mean('rounds'):.2f}")
+    print(f"answers with clauses marked as conflicting {mean('conflicts'):.3f}")
+    for kind, count in sorted(kinds.items()):
+        print(
+            f"{kind + ' questions':<20} n={count:<4} recall@10 one-step {one.mean(kind + ':one_recall'):.3f}"
+            f"   loop {mean(kind + ':loop_recall'):.3f}   citation precision {mean(kind + ':precision'):.3f}"
+            f" over {len(tally.totals[kind + ':precision'])}"
+        )
+    for route, values in sorted(tally.latency.items()):
+        print(
+            f"route {route:<7} n={len(values):<4} p50 {percentile(values, 0.5):7.1f} ms"
+            f"   p95 {percentile(values, 0.95):7.1f} ms"
+        )
+
+
+def _print_compare(names: list[str], one: _Tally, tallies: list[_Tally], kinds: dict[str, int]) -> None:
+    """Each planner's figures as `_print_one` prints them, then the main ones side by side."""
+    for name, tally in zip(names, tallies, strict=True):
+        print(f"\n== {name}: ", end="")
+        _print_one(name, one, tally, kinds)
+    rows: list[tuple[str, list[float | str]]] = [
+        ("answer hit (cites a gold sentence)", [t.mean("hit") for t in tallies]),
+        ("supporting-sentence recall@10 loop", [t.mean("loop_recall") for t in tallies]),
+        ("citation precision", [t.mean("precision") for t in tallies]),
+        ("cited sentences", [str(len(t.totals["precision"])) for t in tallies]),
+        ("abstention rate", [t.mean("abstain") for t in tallies]),
+        ("mean rounds", [t.mean("rounds") for t in tallies]),
+        *latency_rows("latency", [[v for vs in t.latency.values() for v in vs] for t in tallies]),
+    ]
+    print("\n== side by side, every question answered by each planner")
+    print_side_by_side(["extractive", "llm"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("data", type=Path)
     parser.add_argument("--offset", type=int, default=0, help="skip the first N questions")
-    parser.add_argument("--llm-url", help="plan with an LLM on this OpenAI-compatible API base")
-    parser.add_argument("--llm-model", default="gemma3-270m", help="with --llm-url: the model name")
-    parser.add_argument("--llm-budget", type=float, default=10.0, help="with --llm-url: seconds per answer")
+    add_llm_arguments(parser, "plan with an LLM on this OpenAI-compatible API base", compare=True)
     parser.add_argument("--limit", type=int, default=None, help="only N questions")
     parser.add_argument("--budget", choices=[b.value for b in Budget], default="mid")
     parser.add_argument("--no-models", action="store_true", help="without the cross-encoders, for comparison")
@@ -113,6 +229,7 @@ def main() -> None:
         " only the sentences whose embedded text changes)",
     )
     args = parser.parse_args()
+    planners = planners_for(parser, args)
     questions = json.loads(args.data.read_text())[args.offset :]
     questions = questions[: args.limit] if args.limit is not None else questions
     with workspace(args.workdir) as tmp:
@@ -144,115 +261,57 @@ def main() -> None:
             relevance = load_relevance(args.relevance_model, precision=CrossEncoderPrecision(args.precision))
         relevance = None if args.no_rerank else relevance
         retriever = Retriever(database, embedder, relevance)
-        planner = None
-        if args.llm_url:
-            llm = LLMConfig(args.llm_url, args.llm_model, budget_seconds=args.llm_budget)
-            planner = LLMPlanner(llm)
-        engine_planner = planner.name if planner is not None else "extractive"
-        engine = AnswerEngine(
-            database,
-            retriever,
-            embedder,
-            entailment=entailment,
-            relevance=relevance,
-            config=EngineConfig(store=False),
-            pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
-            planner=planner,
-        )
-        engine.answer(questions[0]["question"], use_store=False)  # warm the models up
-        totals: dict[str, list[float]] = defaultdict(list)
+        engines = {
+            label: AnswerEngine(
+                database,
+                retriever,
+                embedder,
+                entailment=entailment,
+                relevance=relevance,
+                config=EngineConfig(store=False),
+                pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
+                planner=planner,
+            )
+            for label, planner in planners.items()
+        }
+        for engine in engines.values():
+            engine.answer(questions[0]["question"], use_store=False)  # warm the models (and the LLM) up
+        judge = _Judge(texts, titles)
+        one, tallies = _Tally(), {label: _Tally() for label in engines}
         dumped = args.dump.open("w") if args.dump is not None else None
-        latency: dict[str, list[float]] = defaultdict(list)
         kinds: dict[str, int] = defaultdict(int)
         for question in questions:
             gold: dict[str, list[str]] = defaultdict(list)
-            context = dict(question["context"])
+            sentences = dict(question["context"])
             for title, index in question["supporting_facts"]:
-                if index < len(context.get(title, [])):
-                    gold[title].append(context[title][index])
-            n_gold = sum(len(v) for v in gold.values())
+                if index < len(sentences.get(title, [])):
+                    gold[title].append(sentences[title][index])
             kind = "comparison" if shape(question["question"]).comparison else "bridge"
             kinds[kind] += 1
-
-            def tally(key: str, value: float, kind: str = kind) -> None:
-                totals[key].append(value)
-                totals[f"{kind}:{key}"].append(value)
-
-            def scored(ids: list[int], gold: dict[str, list[str]] = gold) -> tuple[int, set[str]]:
-                found, paragraphs = set(), set()
-                for sid in ids:
-                    text, path = texts[sid]
-                    title = titles[path]
-                    if title in gold and _is_gold(text, gold[title]):
-                        found |= {g for g in gold[title] if _is_gold(text, [g])}
-                        paragraphs.add(title)
-                return len(found), paragraphs
-
             one_step = [h.sentence_id for h in retriever.search(question["question"], 10)]
-            got, paragraphs = scored(one_step)
-            tally("one_recall", got / n_gold)
-            totals["one_both"].append(float(len(paragraphs) == len(gold)))
-            started = time.perf_counter()
-            result = engine.answer(question["question"], Budget(args.budget), use_store=False)
-            latency[result.route.value].append(1000 * (time.perf_counter() - started))
-            cited = [s.sentence_id for c in result.clauses for s in c.sources]
-            gathered = [i for t in result.trace for i in t.new_evidence]
-            loop = list(dict.fromkeys(cited + gathered))[:10]
-            got, paragraphs = scored(loop)
-            tally("loop_recall", got / n_gold)
-            totals["loop_both"].append(float(len(paragraphs) == len(gold)))
-            totals["abstain"].append(float(result.status is not Status.ANSWER))
-            totals["rounds"].append(float(len(result.trace)))
-            totals["fallback_rounds"].append(float(sum(1 for t in result.trace if t.planned_by)))
-            totals["conflicts"].append(float(any(c.conflicts_with for c in result.clauses)))
-            marks = []
-            for sid in dict.fromkeys(cited):
-                text, path = texts[sid]
-                marks.append((titles[path], text, _is_gold(text, gold.get(titles[path], []))))
-                tally("precision", float(marks[-1][2]))
-            if dumped is not None:
-                record = {
-                    "question": question["question"],
-                    "gold": gold,
-                    "route": result.route.value,
-                    "cited": marks,
-                    "clauses": [c.to_dict() for c in result.clauses],
-                    "notes": result.notes,
-                    "rounds": [t.to_dict() for t in result.trace],
-                    "one_step": [[titles[texts[i][1]], texts[i][0]] for i in one_step],
-                    "loop": [[titles[texts[i][1]], texts[i][0]] for i in loop],
-                    "gathered": [[titles[texts[i][1]], texts[i][0]] for i in dict.fromkeys(gathered)],
-                }
-                dumped.write(json.dumps(record) + "\n")
+            got, paragraphs = judge.scored(one_step, gold)
+            one.put("one_recall", got / sum(len(v) for v in gold.values()), kind)
+            one.put("one_both", float(len(paragraphs) == len(gold)))
+            for label, engine in engines.items():
+                started = time.perf_counter()
+                result = engine.answer(question["question"], Budget(args.budget), use_store=False)
+                ms = 1000 * (time.perf_counter() - started)
+                record = tallies[label].add(result, ms, kind, gold, judge)
+                if dumped is not None:
+                    which = {"planner": label} if args.compare_llm else {}
+                    head = {"question": question["question"], **which, "gold": gold}
+                    dumped.write(json.dumps({**head, **record, "one_step": judge.named(one_step)}) + "\n")
         retriever.close()
+        close_planners(planners)
         if dumped is not None:
             dumped.close()
-
-    def mean(key: str) -> float:
-        return sum(totals[key]) / len(totals[key]) if totals[key] else float("nan")
-
-    print(f"budget {args.budget}; planner {engine_planner}")
-    if args.llm_url:
-        fallback = mean("fallback_rounds")
-        print(f"rounds the extractive planner planned for the model: {fallback:.2f} per question")
-    print(
-        f"supporting-sentence recall@10  one-step {mean('one_recall'):.3f}   loop {mean('loop_recall'):.3f}"
-    )
-    print(f"both gold paragraphs in top 10 one-step {mean('one_both'):.3f}   loop {mean('loop_both'):.3f}")
-    print(f"citation precision {mean('precision'):.3f} over {len(totals['precision'])} cited sentences")
-    print(f"abstention rate {mean('abstain'):.3f}; mean rounds {mean('rounds'):.2f}")
-    print(f"answers with clauses marked as conflicting {mean('conflicts'):.3f}")
-    for kind, count in sorted(kinds.items()):
-        print(
-            f"{kind + ' questions':<20} n={count:<4} recall@10 one-step {mean(kind + ':one_recall'):.3f}"
-            f"   loop {mean(kind + ':loop_recall'):.3f}   citation precision {mean(kind + ':precision'):.3f}"
-            f" over {len(totals[kind + ':precision'])}"
-        )
-    for route, values in sorted(latency.items()):
-        print(
-            f"route {route:<7} n={len(values):<4} p50 {percentile(values, 0.5):7.1f} ms"
-            f"   p95 {percentile(values, 0.95):7.1f} ms"
-        )
+    print(f"budget {args.budget}", end="; ")
+    names = [planner.name for planner in planners.values()]
+    if args.compare_llm:
+        print(f"{names[1]} at {args.llm_url}, {args.llm_budget:g} s per answer; compared with extractive")
+        _print_compare(names, one, list(tallies.values()), kinds)
+    else:
+        _print_one(names[0], one, tallies[next(iter(planners))], kinds)
 
 
 if __name__ == "__main__":
