@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from training.docs_mix import UNCERTAIN, DocsPage, RepoIndex, pairs_for_row, parse_page
+from training.docs_mix import (
+    MAX_NEAR_MISSES,
+    MAX_UNCERTAIN,
+    UNCERTAIN,
+    DocsPage,
+    RepoIndex,
+    pairs_for_row,
+    parse_page,
+)
+from training.docs_queries import VERBATIM_SHARE, keywords, reworded
 from training.docs_split import HELD_OUT, TUNE, draw, role
 from training.docs_text import cut_section, in_paragraph, same_text
 
@@ -63,15 +72,15 @@ def test_a_row_gives_its_answer_what_it_introduces_its_uncertain_section_and_its
         "kind": "faq",
     }
     assert pairs_for_row(row, _index({"cache.md": PAGE})) == [
-        ("Caching: To clear the cache, run this command:", 1.0),
-        ("Caching: tool cache clear", 1.0),
-        ("Caching: Be careful as this is a destructive operation.", UNCERTAIN),
-        ("Caching: The cache lives in the build folder.", 0.0),
-        ("Caching: A remote cache is shared between machines.", 0.0),
+        ("Caching > How do I clear the cache?: To clear the cache, run this command:", 1.0),
+        ("Caching > How do I clear the cache?: tool cache clear", 1.0),
+        ("Caching > How do I clear the cache?: Be careful as this is a destructive operation.", UNCERTAIN),
+        ("Caching > Where is the cache kept?: The cache lives in the build folder.", 0.0),
+        ("Caching > Remote caches: A remote cache is shared between machines.", 0.0),
     ]
 
 
-def test_no_passage_carries_the_heading_that_copies_the_question() -> None:
+def test_answers_and_near_misses_alike_are_read_under_their_full_heading_path() -> None:
     row = {
         "path": "cache.md",
         "question": "Where is the cache kept?",
@@ -81,10 +90,9 @@ def test_no_passage_carries_the_heading_that_copies_the_question() -> None:
     }
     passages = [p for p, _ in pairs_for_row(row, _index({"cache.md": PAGE}))]
     assert passages == [
-        "Caching: The cache lives in the build folder.",
-        "Caching: To clear the cache, run this command:",
+        "Caching > Where is the cache kept?: The cache lives in the build folder.",
+        "Caching > How do I clear the cache?: To clear the cache, run this command:",
     ]
-    assert not any("?" in p for p in passages)
 
 
 def test_a_mined_negative_from_the_answers_own_section_is_only_uncertain_as_it_may_answer_too() -> None:
@@ -109,7 +117,7 @@ def test_a_negative_from_another_page_is_read_under_that_pages_headings() -> Non
         "kind": "faq",
     }
     pairs = pairs_for_row(row, _index({"cache.md": PAGE, "storage.md": other}))
-    assert ("Storage: The cache lives in the build folder, next to the binaries.", 0.0) in pairs
+    assert ("Storage > Layout: The cache lives in the build folder, next to the binaries.", 0.0) in pairs
 
 
 def test_the_rest_of_the_answers_paragraph_is_an_answer_too() -> None:
@@ -122,9 +130,9 @@ def test_the_rest_of_the_answers_paragraph_is_an_answer_too() -> None:
         "kind": "heading",
     }
     assert pairs_for_row(row, _index({"guide.md": page})) == [
-        ("Guide: It reads every file.", 1.0),
-        ("Guide: Caching avoids that.", 1.0),
-        ("Guide: See #12.", UNCERTAIN),
+        ("Guide > Why is it slow?: It reads every file.", 1.0),
+        ("Guide > Why is it slow?: Caching avoids that.", 1.0),
+        ("Guide > Why is it slow?: See #12.", UNCERTAIN),
     ]
 
 
@@ -161,3 +169,60 @@ def test_a_unit_matches_the_mined_sentence_by_its_normalised_start_and_its_parag
     assert not same_text("To clear", "To clear the cache")  # too short to be a prefix match
     assert in_paragraph("It is destructive.", "Run it. It is destructive. Take care.")
     assert not in_paragraph("It is safe.", "Run it. It is destructive.")
+
+
+def test_a_questions_keywords_drop_question_and_function_words_but_keep_flags_and_names_whole() -> None:
+    assert keywords("How do I clear the cache?") == ["clear", "cache"]
+    assert keywords("Why does `--force-rerun` ignore config.yml?") == [
+        "--force-rerun",
+        "ignore",
+        "config.yml",
+    ]
+
+
+def test_a_row_is_asked_the_same_way_in_every_run_and_a_short_question_always_as_mined() -> None:
+    question = "How do I reload the gateway configuration without a restart?"
+    assert reworded(question, "row-1") == reworded(question, "row-1")
+    assert reworded("Why is it slow?", "any row") == "Why is it slow?"
+
+
+def test_most_rows_are_asked_in_other_words_than_their_heading_and_each_keeps_two_keywords() -> None:
+    question = "How do I reload the gateway configuration without a restart?"
+    queries = [reworded(question, f"row-{i}") for i in range(600)]
+    verbatim = queries.count(question) / len(queries)
+    assert abs(verbatim - VERBATIM_SHARE) < 0.07
+    assert queries.count("reload gateway configuration without restart") > 120
+    words = set(keywords(question))
+    for query in queries:
+        if query != question:
+            assert len(query.split()) >= 2 and set(query.split()) <= words
+
+
+def test_a_long_section_gives_only_the_uncertain_units_nearest_the_answer() -> None:
+    later = "".join(f"Step {i} does one more thing.\n\n" for i in range(1, 7))
+    page = f"# Guide\n\n## How do I set it up?\n\nRun the installer.\n\n{later}"
+    row = {
+        "path": "guide.md",
+        "question": "How do I set it up?",
+        "positive": "Run the installer.",
+        "kind": "faq",
+    }
+    pairs = pairs_for_row(row, _index({"guide.md": page}))
+    uncertain = [p for p, goal in pairs if goal == UNCERTAIN]
+    assert len(uncertain) == MAX_UNCERTAIN
+    assert uncertain[0].endswith("Step 1 does one more thing.")
+
+
+def test_only_the_first_mined_near_misses_are_kept() -> None:
+    sections = "".join(f"## Part {i}\n\nPart {i} holds other facts.\n\n" for i in range(8))
+    page = f"# Guide\n\n## Why is it slow?\n\nIt reads every file.\n\n{sections}"
+    row = {
+        "path": "guide.md",
+        "question": "Why is it slow?",
+        "positive": "It reads every file.",
+        "negatives": [f"Part {i} holds other facts." for i in range(8)],
+        "kind": "faq",
+    }
+    negatives = [p for p, goal in pairs_for_row(row, _index({"guide.md": page})) if goal == 0.0]
+    assert len(negatives) == MAX_NEAR_MISSES
+    assert negatives[0].endswith("Part 0 holds other facts.")

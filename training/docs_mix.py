@@ -2,8 +2,9 @@
 
 Each mined row names a page, a question (a heading) and the first sentence under it. The page is parsed
 with citeline's own Markdown parser and segmenter, so every passage is a unit exactly as the engine rates
-it: the sentence after its heading path (``Hit.headed_text``), less the heading of its own section
-(``bare``: mined questions copy that heading word for word, and users do not). What one row gives:
+it: the sentence after its full heading path (``Hit.headed_text``), for answers and near misses alike. The
+row is asked with its question as mined or in other words (``training.docs_queries.reworded``): a mined
+question copies its heading word for word, users do not. What one row gives:
 
 - the positive, target 1;
 - the rest of the positive's paragraph (and the list it introduces), and the unit right after a positive
@@ -28,14 +29,16 @@ from engine.search import headed_text
 from indexer.markdown import TextUnit, UnitKind
 from indexer.segment import markdown_units
 from training.data import RelRow, norm_key, read_jsonl
+from training.docs_queries import reworded
 from training.docs_split import role
 from training.docs_text import in_paragraph, same_key
 
 __all__ = [
+    "MAX_NEAR_MISSES",
+    "MAX_UNCERTAIN",
     "UNCERTAIN",
     "DocsPage",
     "RepoIndex",
-    "bare",
     "load_docs",
     "pairs_for_row",
     "parse_page",
@@ -63,12 +66,8 @@ class DocsPage:
         return next((i for i in citable if same_key(self.keys[i], key)), None)
 
 
-def bare(unit: TextUnit) -> str:
-    """The unit under its headings less the last one: the question's own heading is left out, in the
-    positive's passage and in every other, so the model cannot learn that an answer sits under a heading
-    that copies the question word for word (users paraphrase) nor that an answer under another question's
-    heading never answers; it learns what the sentence says, under the page's context."""
-    return headed_text(unit.heading_path[:-1], unit.text)
+def _read(unit: TextUnit) -> str:
+    return headed_text(unit.heading_path, unit.text)
 
 
 def parse_page(text: str) -> DocsPage:
@@ -109,6 +108,12 @@ class RepoIndex:
         return None
 
 
+MAX_UNCERTAIN = 2
+"""Uncertain units kept per row: the ones nearest the answer (what follows it first), the hardest to tell
+apart from it; a long section would otherwise outweigh its own answer many times over."""
+MAX_NEAR_MISSES = 4
+"""Mined near misses kept per row, in the miner's order (most words shared with the question first)."""
+
 UNCERTAIN = 0.15
 """The target of a unit of the answer's section outside its paragraph: it may answer (the mined paragraph is
 often background and the answer comes later), but most such units do not (a warning, a link, a later step)."""
@@ -116,14 +121,14 @@ often background and the answer comes later), but most such units do not (a warn
 
 def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, float]]:
     """(passage, target) pairs for one mined row; none when its positive is not found on its page. Every
-    passage is read under its headings less its own section's (``bare``)."""
+    passage is read under its full heading path, as the engine reads it."""
     path = str(row["path"])
     page = index.pages.get(path)
     start = page.find(str(row["positive"])) if page is not None else None
     if page is None or start is None:
         return []
     positive = page.units[start]
-    out: list[tuple[str, float]] = [(bare(positive), 1.0)]
+    out: list[tuple[str, float]] = [(_read(positive), 1.0)]
     context = str(row.get("positive_context") or "")
     introduces = positive.text.rstrip().endswith(":")
     for i in range(start + 1, len(page.units)):
@@ -133,11 +138,14 @@ def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, f
         if unit.kind not in _CITABLE:
             continue
         answers = in_paragraph(unit.text, context) or (introduces and i == start + 1)
-        out.append((bare(unit), 1.0 if answers else UNCERTAIN))
+        if answers or sum(goal == UNCERTAIN for _, goal in out) < MAX_UNCERTAIN:
+            out.append((_read(unit), 1.0 if answers else UNCERTAIN))
     seen = {norm_key(p) for p, _ in out}
     negatives = row.get("negatives") or []
     assert isinstance(negatives, list)
     for text in negatives:
+        if sum(goal == 0.0 for _, goal in out) >= MAX_NEAR_MISSES:
+            break
         found = index.locate(path, str(text))
         if found is None:
             continue
@@ -145,7 +153,7 @@ def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, f
         unit = near_page.units[i]
         if near_page is page and unit.heading_path[: len(positive.heading_path)] == positive.heading_path:
             continue  # the answer's own section: already rated above
-        passage = bare(unit)
+        passage = _read(unit)
         if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(str(row["question"])):
             seen.add(norm_key(passage))
             out.append((passage, 0.0))
@@ -154,7 +162,8 @@ def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, f
 
 def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
-    corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question."""
+    corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question;
+    its query is that question as mined or reworded (``reworded``, drawn per group)."""
     corpus = file.parent / "corpus"
     by_repo: dict[str, list[dict[str, object]]] = {}
     for row in read_jsonl(file):
@@ -166,7 +175,8 @@ def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
         index = RepoIndex(read_corpus(corpus, repository))
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
+            query = reworded(str(row["question"]), group)
             for passage, goal in pairs_for_row(row, index):
                 soft = None if goal in (0.0, 1.0) else goal
-                out.append(RelRow(str(row["question"]), passage, int(goal == 1.0), group, source, soft))
+                out.append(RelRow(query, passage, int(goal == 1.0), group, source, soft))
     return out

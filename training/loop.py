@@ -26,7 +26,16 @@ from transformers import (
     get_linear_schedule_with_warmup,
 )
 
-__all__ = ["TrainConfig", "base_model_path", "load_base", "predict_logits", "save_fp16", "seed_all", "train"]
+__all__ = [
+    "TrainConfig",
+    "base_model_path",
+    "freeze_lower_layers",
+    "load_base",
+    "predict_logits",
+    "save_fp16",
+    "seed_all",
+    "train",
+]
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 EvalFn = Callable[[PreTrainedModel], str]
@@ -46,6 +55,9 @@ class TrainConfig:
     device: str = "cpu"  # "cuda" trains on a GPU; the saved weights are the same fp16 folder either way
     max_minutes: float | None = None  # stop early (then evaluate) when a lent machine's time runs out
     bf16: bool = False  # bfloat16 autocast for the forward pass (faster where the CPU has AMX or AVX512-BF16)
+    freeze_layers: int = (
+        0  # the embeddings and this many lower encoder layers stay as they are (cheaper steps)
+    )
 
 
 def base_model_path() -> Path:
@@ -114,6 +126,20 @@ def _encode(
     return {k: v.to(device) for k, v in enc.items()}
 
 
+def freeze_lower_layers(model: PreTrainedModel, layers: int) -> int:
+    """Stop gradients at the embeddings and the lower ``layers`` encoder layers (a BERT-style encoder's
+    ``embeddings`` and ``encoder.layer.N``); returns how many tensors were frozen."""
+    if layers <= 0:
+        return 0
+    frozen = 0
+    below = tuple(f"encoder.layer.{i}." for i in range(layers))
+    for name, param in model.named_parameters():
+        if ".embeddings." in f".{name}" or any(part in name for part in below):
+            param.requires_grad_(False)
+            frozen += 1
+    return frozen
+
+
 def train(
     model: PreTrainedModel,
     tok: PreTrainedTokenizerBase,
@@ -144,13 +170,23 @@ def train(
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
     model.to(cfg.device)
     targets = targets.to(cfg.device)
+    frozen = freeze_lower_layers(model, cfg.freeze_layers)
+    if frozen:
+        print(
+            f"frozen: the embeddings and the lower {cfg.freeze_layers} layers ({frozen} tensors)", flush=True
+        )
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [
         {
-            "params": [p for n, p in model.named_parameters() if not n.endswith(no_decay)],
+            "params": [
+                p for n, p in model.named_parameters() if p.requires_grad and not n.endswith(no_decay)
+            ],
             "weight_decay": cfg.weight_decay,
         },
-        {"params": [p for n, p in model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+        {
+            "params": [p for n, p in model.named_parameters() if p.requires_grad and n.endswith(no_decay)],
+            "weight_decay": 0.0,
+        },
     ]
     optim = torch.optim.AdamW(groups, lr=cfg.lr)
     sched = get_linear_schedule_with_warmup(optim, math.ceil(cfg.warmup * len(batches)), len(batches))

@@ -95,7 +95,26 @@ def arguments(doc: str) -> argparse.ArgumentParser:
     ap.add_argument("--checkpoint", type=Path, help="resumable training state (not under --out: it is big)")
     ap.add_argument("--start", type=Path, help="go on training this saved cross-encoder, not a fresh head")
     ap.add_argument("--bf16", action="store_true", help="bfloat16 autocast (AMX or AVX512-BF16 CPUs, GPUs)")
+    ap.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        help="keep the embeddings and this many lower encoder layers as they are (faster steps on a CPU)",
+    )
     return ap
+
+
+def use_bf16(asked: bool, device: str) -> bool:
+    """``--bf16`` where it pays: on a CPU without native bfloat16 (AMX or AVX512-BF16) autocast emulates it,
+    many times slower than float32, so such a CPU trains in float32 and says so."""
+    if not asked or device != "cpu":
+        return asked
+    from indexer.embedder import has_native_bf16
+
+    if has_native_bf16():
+        return True
+    print("--bf16 ignored: this CPU has no native bfloat16 (emulated, it is far slower); training in float32")
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from training.data import NLI_LABELS, NliRow, Source, load_nli, norm_key
 from training.loop import TrainConfig, predict_logits
 from training.metrics import accuracy_f1
-from training.recipe import Mix, arguments, build, capped, run, write_summary
+from training.recipe import Mix, arguments, build, capped, run, use_bf16, write_summary
 
 __all__ = ["EVAL_ONLY", "MIX", "main"]
 
@@ -75,7 +75,14 @@ RECIPE = Mix(
 
 def main() -> None:
     args = arguments(__doc__).parse_args()
-    cfg = TrainConfig(lr=5e-5, max_length=128, seed=args.seed, threads=args.threads, bf16=args.bf16)
+    cfg = TrainConfig(
+        lr=5e-5,
+        max_length=128,
+        seed=args.seed,
+        threads=args.threads,
+        bf16=use_bf16(args.bf16, "cpu"),
+        freeze_layers=args.freeze_layers,
+    )
     t0 = time.monotonic()
     rows, val, counts = build(RECIPE, args.data, args.seed, args.limit)
     print(

@@ -28,7 +28,7 @@ from training.docs_mix import load_docs
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
 from training.polar import load_polar
-from training.recipe import Mix, arguments, build, capped, run, write_summary
+from training.recipe import Mix, arguments, build, capped, run, use_bf16, write_summary
 from training.train_entailment import EVAL_ONLY as NLI_EVAL_ONLY
 
 __all__ = ["DOCS_MIX", "EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
@@ -53,12 +53,11 @@ POLAR_MIX = (
 model keeps what it knew."""
 DOCS_MIX = (
     Source("docs_faq/pairs.jsonl.gz"),
-    Source("docs_faq/heading_overflow.jsonl.gz", cap=8_000),
-    Source("relevance/squad", cap=6_000),
-    Source("relevance/nq", cap=3_000),
-    Source("relevance/multirc", cap=3_000),
-    Source("relevance/trecqa/train.jsonl.gz"),
-    Source("relevance/trecqa/dev.jsonl.gz"),
+    Source("docs_faq/heading_overflow.jsonl.gz", cap=3_000),
+    Source("relevance/squad", cap=1_500),
+    Source("relevance/nq", cap=800),
+    Source("relevance/multirc", cap=800),
+    Source("relevance/trecqa/train.jsonl.gz", cap=800),
 )
 """Docs questions from the training repositories of ``training.docs_split`` (read through citeline's own
 parser, ``training.docs_mix``), topic headings capped so question rows are not drowned, and a replay share
@@ -130,7 +129,8 @@ def main() -> None:
         epochs=args.epochs,
         device=args.device,
         max_minutes=args.max_minutes,
-        bf16=args.bf16,
+        bf16=use_bf16(args.bf16, args.device),
+        freeze_layers=args.freeze_layers,
     )
     t0 = time.monotonic()
     recipe = POLAR_RECIPE if args.polar else DOCS_RECIPE if args.docs else RECIPE
