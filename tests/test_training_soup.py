@@ -1,0 +1,53 @@
+"""Weight interpolation between two cross-encoder folders: the line from base to tuned, and clear refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from training.soup import interpolate, mix_folders
+
+
+def _folder(path: Path, value: float) -> Path:
+    path.mkdir()
+    weights = {
+        "layer.weight": torch.full((2, 3), value, dtype=torch.float16),
+        "head.bias": torch.tensor([value]),
+    }
+    save_file(weights, path / "model.safetensors")
+    (path / "config.json").write_text("{}")
+    (path / "training.json").write_text(json.dumps({"lr": 3e-5}))
+    return path
+
+
+def test_alpha_walks_from_the_base_to_the_tuned_weights() -> None:
+    base = {"w": torch.zeros(2), "b": torch.ones(1)}
+    tuned = {"w": torch.full((2,), 4.0), "b": torch.full((1,), 3.0)}
+    assert torch.equal(interpolate(base, tuned, 0.0)["w"], base["w"])
+    assert torch.equal(interpolate(base, tuned, 1.0)["b"], tuned["b"])
+    assert torch.allclose(interpolate(base, tuned, 0.25)["w"], torch.full((2,), 1.0))
+    assert torch.allclose(interpolate(base, tuned, 0.5)["b"], torch.full((1,), 2.0))
+
+
+def test_models_that_do_not_match_or_an_alpha_off_the_line_are_refused() -> None:
+    with pytest.raises(ValueError, match="different tensors"):
+        interpolate({"a": torch.zeros(1)}, {"b": torch.zeros(1)}, 0.5)
+    with pytest.raises(ValueError, match="shape"):
+        interpolate({"a": torch.zeros(1)}, {"a": torch.zeros(2)}, 0.5)
+    with pytest.raises(ValueError, match="alpha"):
+        interpolate({"a": torch.zeros(1)}, {"a": torch.zeros(1)}, 1.5)
+
+
+def test_a_mixed_folder_keeps_the_tuned_dtype_config_and_says_how_it_was_made(tmp_path: Path) -> None:
+    base, tuned = _folder(tmp_path / "base", 0.0), _folder(tmp_path / "tuned", 2.0)
+    mix_folders(base, tuned, 0.5, tmp_path / "soup")
+    weights = load_file(tmp_path / "soup" / "model.safetensors")
+    assert weights["layer.weight"].dtype == torch.float16
+    assert torch.allclose(weights["layer.weight"].float(), torch.ones(2, 3))
+    assert (tmp_path / "soup" / "config.json").read_text() == "{}"
+    summary = json.loads((tmp_path / "soup" / "training.json").read_text())
+    assert summary["lr"] == 3e-5 and summary["soup"]["alpha"] == 0.5
