@@ -9,6 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from training.card import render
 from training.soup import interpolate, mix_folders
 
 
@@ -51,3 +52,32 @@ def test_a_mixed_folder_keeps_the_tuned_dtype_config_and_says_how_it_was_made(tm
     assert (tmp_path / "soup" / "config.json").read_text() == "{}"
     summary = json.loads((tmp_path / "soup" / "training.json").read_text())
     assert summary["lr"] == 3e-5 and summary["soup"]["alpha"] == 0.5
+
+
+def test_the_card_of_a_mixed_model_reproduces_both_the_fine_tuning_and_the_mix() -> None:
+    training = {
+        "config": {
+            "lr": 3e-5,
+            "batch_size": 32,
+            "epochs": 1,
+            "threads": 2,
+            "device": "cpu",
+            "freeze_layers": 2,
+        },
+        "docs": True,
+        "start": "engine/weights/relevance",
+        "sources": {"docs_faq/pairs.jsonl.gz": {"rows": 10, "after_filter": 9, "train": 8, "val": 1}},
+        "train_rows": 8,
+        "val_rows": 1,
+        "train_cpu_minutes": 1.0,
+        "wall_minutes_last_session": 1.0,
+        "validation": {"val_mrr10:all": 0.5},
+        "soup": {"base": "engine/weights/relevance", "tuned": "/tmp/docs", "alpha": 0.3},
+    }
+    card = render("relevance", training, [])
+    assert "--out /tmp/tuned --docs --start BASE --lr 3e-05 --freeze-layers 2" in card
+    assert (
+        "python -m training.soup --base BASE --tuned /tmp/tuned --alpha 0.3 --out engine/weights/relevance"
+        in card
+    )
+    assert "0.3 of the way from BASE" in card

@@ -74,8 +74,18 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
             " --start BASE" if training.get("start") else "",
             " --bf16" if config.get("bf16") else "",
             f" --lr {config['lr']}" if config.get("lr", 5e-5) != 5e-5 else "",
+            f" --freeze-layers {config['freeze_layers']}" if config.get("freeze_layers") else "",
+            f" --max-minutes {config['max_minutes']:g}" if config.get("max_minutes") and not on_gpu else "",
         ]
     )
+    soup = training.get("soup")
+    out = "/tmp/tuned" if soup else f"engine/weights/{kind}"
+    train_lines = [f"python -m training.train_{kind} --data ../shared/traindata --out {out}{flags}"]
+    if soup:
+        train_lines += [
+            f"python -m training.soup --base BASE --tuned /tmp/tuned --alpha {soup['alpha']:g} "
+            f"--out engine/weights/{kind}"
+        ]
     lines = [
         f"# citeline {kind} cross-encoder",
         "",
@@ -85,11 +95,21 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
         f"training script, on {'a GPU' if on_gpu else 'CPU'}. Weights are fp16 safetensors; the engine loads "
         "them offline and upcasts to fp32 on CPU.",
         "",
+        *(
+            [
+                f"These weights lie {soup['alpha']:g} of the way from BASE (the model training started from, "
+                "`--start`) to the fine-tuned model, tensor by tensor (`training.soup`); the data and "
+                "hyper-parameters below are the fine-tuning run's.",
+                "",
+            ]
+            if soup
+            else []
+        ),
         "## Reproduce",
         "",
         "```sh",
         "export HF_HUB_OFFLINE=1",
-        f"python -m training.train_{kind} --data ../shared/traindata --out engine/weights/{kind}{flags}",
+        *train_lines,
         "python -m training.evaluate --data ../shared/traindata --json /tmp/heldout.json",
         f"python -m training.card --model engine/weights/{kind} --heldout /tmp/heldout.json",
         "```",
