@@ -66,6 +66,6 @@ def reworded(question: str, seed: str) -> str:
         return " ".join(words)
     kept = [w for w in words if rng.random() >= _DROP]
     if len(kept) < 2:
-        kept = sorted(rng.sample(range(len(words)), 2))
-        return " ".join(words[i] for i in kept)
+        two = sorted(rng.sample(range(len(words)), 2))
+        kept = [words[i] for i in two]
     return " ".join(kept)
