@@ -2,6 +2,7 @@
 
     python bench/docs_faq.py DOCS_FAQ [--role heldout|tune] [--model LABEL=PATH|rev:REV ...]
         [--kinds faq,heading] [--budget low|mid|high] [--workdir DIR] [--dump FILE]
+        [--without-section-reading]
 
 DOCS_FAQ is `traindata/docs_faq`. The pages of the role's repositories (`training.docs_split`) are written
 out as Markdown files, one repository each, indexed and embedded as `citeline index` and `citeline embed`
@@ -46,6 +47,7 @@ from docs_faq_pages import (
 
 from daemon.assembly import build_engine, load_embedder, model_names
 from daemon.config import load_config
+from engine.config import EngineConfig
 from engine.search import Filters
 from indexer.database import Connection, open_database
 from indexer.embedding_queue import EmbeddingWorker
@@ -112,10 +114,16 @@ def _record(
 
 
 def _ask_all(
-    database: Any, config: Any, label: str, spec: str, rows: list[FaqRow], phase: str, budget: str
+    database: Any,
+    config: Any,
+    model: tuple[str, str, EngineConfig | None],
+    rows: list[FaqRow],
+    phase: str,
+    budget: str,
 ) -> list[dict[str, Any]]:
+    label, spec, settings = model
     models = replace(model_names(config), reranker=spec)
-    engine = build_engine(database, models, config.retrieval)
+    engine = build_engine(database, models, config.retrieval, settings)
     out = []
     try:
         with database.connect() as conn:
@@ -205,14 +213,24 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--no-shipped", action="store_true", help="leave the shipped model out of the run")
+    ap.add_argument(
+        "--without-section-reading",
+        action="store_true",
+        help="also run the shipped model with no section read on its own (EngineConfig.section_units=0)",
+    )
     args = ap.parse_args()
     repos_named = ROLES[args.role]
     kinds = set(args.kinds.split(","))
     rows = [r for r in load_rows(args.data, repos_named) if r.kind in kinds]
     config = load_config()
     with workspace(args.workdir) as work:
-        models = ([] if args.no_shipped else [("shipped", "")]) + [
-            (label, _model_path(spec, work)) for label, spec in (m.split("=", 1) for m in args.model)
+        models: list[tuple[str, str, EngineConfig | None]] = []
+        if args.without_section_reading:
+            models.append(("no-section", "", EngineConfig(section_units=0)))
+        if not args.no_shipped:
+            models.append(("shipped", "", None))
+        models += [
+            (label, _model_path(spec, work), None) for label, spec in (m.split("=", 1) for m in args.model)
         ]
         repos = []
         for name in repos_named:
@@ -226,8 +244,8 @@ def main() -> None:
         with database.connect() as conn:
             worker = EmbeddingWorker(conn, load_embedder(config))
             print(f"indexed and embedded in {_sync(conn, repos, options, worker):.1f}s")
-            for label, spec in models:
-                records += _ask_all(database, config, label, spec, rows, "answerable", args.budget)
+            for model in models:
+                records += _ask_all(database, config, model, rows, "answerable", args.budget)
             originals: dict[Path, str] = {}
             cut: list[FaqRow] = []
             for row in (r for r in rows if r.kind == "faq"):
@@ -241,13 +259,13 @@ def main() -> None:
             seconds = _sync(conn, repos, options, worker)
             print(f"unanswerable variant: {len(cut)} faq sections cut, index caught up in {seconds:.1f}s")
             try:
-                for label, spec in models:
-                    records += _ask_all(database, config, label, spec, cut, "unanswerable", args.budget)
+                for model in models:
+                    records += _ask_all(database, config, model, cut, "unanswerable", args.budget)
             finally:
                 for file, text in originals.items():
                     file.write_text(text, encoding="utf-8")
                 _sync(conn, repos, options, worker)
-    _report(records, [label for label, _ in models])
+    _report(records, [label for label, _, _ in models])
     if args.dump is not None:
         with args.dump.open("w", encoding="utf-8") as out:
             for record in records:

@@ -24,6 +24,7 @@ import structlog
 
 from daemon.config import Config, ConfigError, PlannerKind, load_config
 from engine.answers import Answer
+from engine.config import EngineConfig
 from engine.controller import AnswerEngine, answer
 from engine.crossencoders import CrossEncoderPrecision, RelevanceModel, load_entailment, load_relevance
 from engine.llm_planner import LLMConfig, LLMPlanner
@@ -196,8 +197,14 @@ def _shipped_or_named(loader: Callable[[str | None], T], name: str, key: str) ->
         return None
 
 
-def build_engine(database: Database, models: ModelNames, retrieval: RetrievalConfig | None = None) -> Engine:
-    """Load the models and build the retriever and the answer engine over its pool (seconds)."""
+def build_engine(
+    database: Database,
+    models: ModelNames,
+    retrieval: RetrievalConfig | None = None,
+    engine: EngineConfig | None = None,
+) -> Engine:
+    """Load the models and build the retriever and the answer engine over its pool (seconds); `engine`
+    replaces the answer engine's defaults (benches compare settings with it)."""
     embedder = _embedder(models.embedder, models.embedder_runtime)
     precision = models.cross_encoder_precision
     reranker = _reranker(models.reranker, precision)
@@ -206,7 +213,7 @@ def build_engine(database: Database, models: ModelNames, retrieval: RetrievalCon
     )
     retriever = Retriever(database, embedder, reranker, retrieval)
     planner = LLMPlanner(models.llm) if models.llm is not None else None
-    engine = AnswerEngine(
+    answers = AnswerEngine(
         database,
         retriever,
         embedder,
@@ -214,5 +221,6 @@ def build_engine(database: Database, models: ModelNames, retrieval: RetrievalCon
         relevance=reranker,
         planner=planner,
         pool=retriever.pool,
+        config=engine,
     )
-    return Engine(retriever, engine, planner)
+    return Engine(retriever, answers, planner)

@@ -37,6 +37,9 @@ class EngineConfig:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
     store: bool = True
+    section_units: int = 8
+    """How many units of the best-rated sentence's section a first round holds and reads on their own
+    (0: none); see `Rounds._read_section`."""
 
     def rounds_for(self, budget: Budget) -> int:
         """The most rounds a question on `budget` may run: 3 on low, 5 on mid, `max_rounds` at most."""

@@ -109,6 +109,38 @@ def _load_cross_encoder(
     return CrossEncoder(path, device=device, local_files_only=shipped, model_kwargs=kwargs)
 
 
+def _predict_by_length(encoder: Any, pairs: list[tuple[str, str]], batch_size: int, **kwargs: Any) -> Any:
+    """`encoder.predict` over `pairs` in batches of similar length, the outputs in the order of `pairs`.
+
+    A batch is padded to its longest pair, so one code block among short sentences would make every pair
+    of its batch cost as much as it does; sorted by length, each batch pays for its own pairs only.
+    """
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    groups: list[list[int]] = []
+    for i in order:
+        size = len(pairs[i][0]) + len(pairs[i][1])
+        if groups and len(groups[-1]) < batch_size and size <= _SPREAD * _length(pairs, groups[-1][0]):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    out: list[Any] = [None] * len(pairs)
+    for group in groups:
+        outputs = encoder.predict(
+            [pairs[i] for i in group], batch_size=batch_size, show_progress_bar=False, **kwargs
+        )
+        for i, value in zip(group, np.asarray(outputs), strict=True):
+            out[i] = value
+    return np.stack(out)
+
+
+_SPREAD = 1.5
+"""A batch holds pairs up to this many times as long as its shortest one."""
+
+
+def _length(pairs: list[tuple[str, str]], index: int) -> int:
+    return len(pairs[index][0]) + len(pairs[index][1])
+
+
 class _Entailment:
     """3-way NLI cross-encoder returning probabilities in citeline's class order."""
 
@@ -122,12 +154,12 @@ class _Entailment:
             return []
         import torch
 
-        logits = self._encoder.predict(
+        logits = _predict_by_length(
+            self._encoder,
             [(p, h) for p, h in pairs],
-            batch_size=self._batch_size,
+            self._batch_size,
             activation_fn=torch.nn.Identity(),
             convert_to_numpy=True,
-            show_progress_bar=False,
         )
         logits = np.asarray(logits, dtype=np.float64).reshape(len(pairs), -1)[:, self._order]
         logits -= logits.max(axis=1, keepdims=True)
@@ -150,12 +182,12 @@ class _Relevance:
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        out = self._encoder.predict(
+        out = _predict_by_length(
+            self._encoder,
             [(query, p) for p in passages],
-            batch_size=self._batch_size,
+            self._batch_size,
             apply_softmax=self._two_class,
             convert_to_numpy=True,
-            show_progress_bar=False,
         )
         scores = np.asarray(out, dtype=np.float64)
         if self._two_class:

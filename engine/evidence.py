@@ -25,7 +25,7 @@ __all__ = ["EvidencePool", "SentenceContext", "cite_companions", "fetch_contexts
 
 _CONTEXT_SQL = """
 SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id,
-       CASE WHEN p.kind <> 'heading' THEN p.id END, n.id
+       CASE WHEN p.kind <> 'heading' THEN p.id END, n.id, n.text
 FROM sentences s
 LEFT JOIN sentences p ON p.document_id = s.document_id AND p.ordinal = s.ordinal - 1
 LEFT JOIN sentences n ON n.document_id = s.document_id AND n.ordinal = s.ordinal + 1 AND n.kind <> 'heading'
@@ -36,6 +36,14 @@ LEFT JOIN LATERAL (
     ORDER BY l.ordinal LIMIT 1
 ) lead ON lead.id <> s.id
 WHERE s.id = ANY(%s)
+"""
+
+_SECTION_SQL = """
+SELECT u.id FROM sentences s
+JOIN sentences u ON u.document_id = s.document_id AND u.heading_path = s.heading_path AND u.kind <> 'heading'
+WHERE s.id = %s
+ORDER BY u.ordinal
+LIMIT %s
 """
 
 
@@ -52,6 +60,8 @@ class SentenceContext:
     lead: int | None = None
     previous_id: int | None = None
     next_id: int | None = None
+    following: str | None = None
+    """The text of the unit after it in its section (None at a heading or the document's edge)."""
 
 
 def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceContext]:
@@ -68,6 +78,7 @@ def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceCo
             _id(r[5]),
             _id(r[6]),
             _id(r[7]),
+            None if r[8] is None else str(r[8]),
         )
         for r in rows
     }
@@ -142,6 +153,8 @@ class EvidencePool:
     ratings: dict[str, dict[int, float]] = field(default_factory=dict)
     """Per question (or part of one): how well each rated sentence answers it, as the relevance model reads
     it, from 0 to 1."""
+    own_ratings: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Per question: how well a sentence answers it read on its own (`rate_own`), from 0 to 1."""
     _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
     def add(self, hits: Iterable[Hit], round_number: int, limit: int) -> list[Hit]:
@@ -206,9 +219,51 @@ class EvidencePool:
                 rated[hit.sentence_id] = min(1.0, max(0.0, value))
         return rated
 
+    def rate_own(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
+        """Rate each of `hits` not yet so rated for how well it answers `query` on its own: without its
+        heading path, with the neighbour it leans on (`own_text`); returns every such rating for `query`.
+
+        Under a heading that restates the question, every sentence of the section reads as relevant beside
+        it, the premise that sets the question up and a bare "See #1482." as much as the sentence that
+        answers; read on their own, only that one still does.
+        """
+        rated = self.own_ratings.setdefault(query, {})
+        todo = list({h.sentence_id: h for h in hits if h.sentence_id not in rated}.values())
+        if todo:
+            scores = model.score(query, [self.own_text(h) for h in todo])
+            for hit, value in zip(todo, scores, strict=True):
+                rated[hit.sentence_id] = min(1.0, max(0.0, value))
+        return rated
+
+    def own_text(self, hit: Hit) -> str:
+        """The sentence as it reads without its heading path, with the neighbour it leans on (`leans_on`)."""
+        context = self.contexts.get(hit.sentence_id)
+        companion = leans_on(hit, context)
+        if context is None or companion is None:
+            return hit.text
+        if companion == context.next_id and context.following:
+            return f"{hit.text} {context.following}"
+        if companion == context.previous_id and context.previous:
+            return f"{context.previous} {hit.text}"
+        return hit.text
+
     def rating(self, query: str, hit: Hit) -> float:
         """`hit`'s rating for `query`, 0 when it was not rated."""
         return self.ratings.get(query, {}).get(hit.sentence_id, 0.0)
+
+    def own_rating(self, query: str, hit: Hit) -> float | None:
+        """`hit`'s rating for `query` read on its own, None when it was not so rated."""
+        return self.own_ratings.get(query, {}).get(hit.sentence_id)
+
+    def hold_section(self, conn: Connection, hit: Hit, round_number: int, limit: int) -> list[Hit]:
+        """Hold the first `limit` units of `hit`'s section (its document, under its heading path) that are
+        not held yet; returns every held unit of that section, in document order."""
+        ids = [int(r[0]) for r in conn.execute(_SECTION_SQL, (hit.sentence_id, limit)).fetchall()]
+        missing = [i for i in ids if i not in self.hits]
+        if missing:
+            self.contexts.update(fetch_contexts(conn, [i for i in missing if i not in self.contexts]))
+            self.add(load_hits(conn, missing), round_number, len(missing))
+        return [self.hits[i] for i in ids if i in self.hits]
 
     def lead_of(self, hit: Hit) -> Hit | None:
         """The held lead sentence of `hit`'s section, if it is held and is not `hit` itself."""

@@ -42,6 +42,9 @@ class ExtractivePlanner:
     figure_prior: float = 0.5
     """Weight of a sentence stating a figure when the question compares quantities or, once its subject is
     found, asks for one ("when", "how many")."""
+    own_weight: float = 5.0
+    """Within the best-scored sentence's section, how much a unit's rating read on its own (0 to 1) weighs
+    beside its rating under the heading path, which weighs `relevance_weight` (`_within_section`)."""
     named_hops: bool = True
     """Past a bridge's first hop, a new document must be named by the findings or the question."""
 
@@ -173,8 +176,45 @@ class ExtractivePlanner:
             lead = self.lead_prior / max(1, hit.ordinal)
             return overlap + 0.5 / (1 + rank) + about + lead + figure + rated
 
-        scored = [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)]
-        return sorted(scored, key=lambda item: -item[1])
+        scored = sorted(
+            [(hit, score(rank, hit)) for rank, hit in enumerate(ordered)], key=lambda item: -item[1]
+        )
+        return self._within_section(state, scored) if weight else scored
+
+    def _within_section(
+        self, state: PlannerState, scored: list[tuple[Hit, float]]
+    ) -> list[tuple[Hit, float]]:
+        """`scored` with the unit that answers best within the best-scored sentence's section first, when
+        that section was read (`Rounds._read_section`).
+
+        The heading path rates the section and the unit's own reading rates the unit: under a heading that
+        restates the question, the premise that sets it up and the sentence that answers rate alike, and
+        only read on its own does the answer stand out. A unit held with the section and not rated under
+        its heading shares the heading, and so the best-scored sentence's rating there.
+        """
+        if not scored:
+            return scored
+        top = scored[0][0]
+        if state.pool.own_rating(state.question, top) is None:
+            return scored
+
+        rated = state.pool.ratings.get(state.question, {})
+        shared = rated.get(top.sentence_id, 0.0)
+
+        def within(item: tuple[Hit, float]) -> float:
+            headed = rated.get(item[0].sentence_id, shared)
+            own = state.pool.own_rating(state.question, item[0]) or 0.0
+            return self.relevance_weight * headed + self.own_weight * own
+
+        section = [
+            item
+            for item in scored
+            if item[0].document_id == top.document_id
+            and item[0].heading_path == top.heading_path
+            and state.pool.own_rating(state.question, item[0]) is not None
+        ]
+        best = max(section, key=within)
+        return [best, *(item for item in scored if item[0] is not best[0])]
 
     @staticmethod
     def _targets(state: PlannerState) -> set[str]:

@@ -138,6 +138,25 @@ class Rounds:
             parts = () if state.accepted else state.parts  # a part is answered by a first hop
             for query in dict.fromkeys([state.question, *parts]):
                 state.pool.rate(query, self.relevance, state.latest)
+            if state.round == 1 and not state.accepted and self.config.section_units > 0:
+                self._read_section(state)
+
+    def _read_section(self, state: PlannerState) -> None:
+        """Hold the section of the best-rated sentence and rate each of its units on its own too.
+
+        The best-rated sentence marks the section that answers (its heading often restates the question),
+        but not which of its sentences does: a premise ("The build cache can grow large.") rates as high
+        under that heading as the sentence it introduces. The planner chooses within the section by how
+        well each unit answers read on its own (`EvidencePool.rate_own`).
+        """
+        assert self.relevance is not None
+        rated = state.pool.ratings.get(state.question, {})
+        best = max(state.latest, key=lambda h: rated.get(h.sentence_id, 0.0), default=None)
+        if best is None:
+            return
+        with self.connect() as conn:
+            section = state.pool.hold_section(conn, best, state.round, self.config.section_units)
+        state.pool.rate_own(state.question, self.relevance, section)
 
     def _plan(self, state: PlannerState, trace: RoundTrace, *, final: bool) -> Plan | None:
         """The planner's plan; when it fails (recorded in the trace), the fallback's, else None."""

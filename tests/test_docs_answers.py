@@ -36,6 +36,9 @@ DOCS = {
     "To reload the configuration without a restart, send this request:\n\n"
     "```\ncurl -X POST http://localhost:9090/-/reload\n```\n\n"
     "The server answers once the new configuration is loaded.\n",
+    "guides/build.md": "# Building\n\nBuilds are incremental.\n\n## Build cache\n\n"
+    "The build cache can grow large over time. To clean it, run this command:\n\n"
+    "```\ncargo clean\n```\n\nBuilds after a clean take longer.\n",
     "guides/cooking.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
     "Bake the loaf at two hundred degrees for forty minutes.\n",
 }
@@ -91,3 +94,13 @@ def test_a_command_answer_cites_the_code_block_after_its_introducing_sentence(an
     intro = "To reload the configuration without a restart, send this request:"
     assert intro in cited
     assert cited[cited.index(intro) + 1] == "curl -X POST http://localhost:9090/-/reload"
+
+
+def test_a_question_its_premise_restates_is_answered_by_what_the_premise_introduces(
+    answering: Answering,
+) -> None:
+    body = _ask(answering, "How do I clean the build cache?")
+    assert body["status"] == "answer"
+    cited = _cited(body)
+    assert cited[:2] == ["To clean it, run this command:", "cargo clean"]
+    assert "The build cache can grow large over time." not in cited

@@ -68,3 +68,30 @@ def test_each_sentence_is_rated_once_and_read_under_its_heading() -> None:
     assert model.asked == ["Guide: It lives in the target folder.", "Guide: Bread rises."]
     assert rated[1] > rated[2] == pool.rating(question, second)
     assert pool.rating("another question", first) == 0.0
+
+
+def test_a_sentence_read_on_its_own_leaves_its_heading_out_and_takes_its_companion_in() -> None:
+    pool = EvidencePool(None)
+    intro, pointing, plain = (
+        _hit("To clean it, run this command:", 1),
+        _hit("This is disabled by default.", 2),
+        _hit("The build cache can grow large.", 3),
+    )
+    pool.contexts[1] = SentenceContext(
+        "The build cache can grow large.", None, next_id=9, following="cargo clean"
+    )
+    pool.contexts[2] = SentenceContext(
+        "The lifecycle flag adds endpoints.", None, previous_id=8, next_id=None
+    )
+    pool.contexts[3] = SentenceContext(None, None, next_id=1, following="To clean it, run this command:")
+    model = CountingRelevance()
+    rated = pool.rate_own("how do I clean the build cache", model, [intro, pointing, plain, intro])
+    assert model.asked == [
+        "To clean it, run this command: cargo clean",
+        "The lifecycle flag adds endpoints. This is disabled by default.",
+        "The build cache can grow large.",
+    ]
+    assert set(rated) == {1, 2, 3}
+    assert pool.own_rating("how do I clean the build cache", plain) == rated[3]
+    assert pool.own_rating("another question", plain) is None
+    assert pool.rating("how do I clean the build cache", plain) == 0.0  # the headed rating is apart

@@ -211,3 +211,38 @@ def test_a_sentence_chosen_for_a_two_part_question_is_also_proposed_for_the_part
     plan = ExtractivePlanner().plan(state, final=True)
     asked = {p.support_ids: p.asks for p in plan.proposals}
     assert asked == {(1,): state.parts[0], (2,): state.parts[1]}
+
+
+def _section_state(own: dict[int, float]) -> tuple[PlannerState, list[Hit]]:
+    """A first round over a guide whose "Build cache" section restates the question in its heading: the
+    premise rates best under it, the sentence it introduces was held with the section and not rated there."""
+    question = "How do I clean the build cache?"
+    heading = ("Guide", "Build cache")
+
+    def unit(sentence_id: int, text: str, ordinal: int, document_id: int = 1) -> Hit:
+        return Hit(
+            sentence_id, text, "docs", "guide.md", ordinal, ordinal, heading, document_id, ordinal, None, True
+        )
+
+    premise = unit(1, "The build cache can grow large over time.", 1)
+    answer = unit(2, "To clean it, run this command:", 2)
+    elsewhere = unit(3, "Run the clean task to empty a cache.", 1, document_id=2)
+    pool = EvidencePool(None)
+    pool.add([premise, elsewhere, answer], 1, 100)
+    pool.ratings[question] = {1: 0.95, 3: 0.6}
+    pool.own_ratings[question] = own
+    state = PlannerState(question, shape(question), pool, round=1)
+    state.latest = [premise, elsewhere, answer]
+    return state, [premise, answer, elsewhere]
+
+
+def test_within_the_section_a_question_names_the_unit_that_answers_on_its_own_is_chosen() -> None:
+    state, (_, answer, _) = _section_state({1: 0.05, 2: 0.7})
+    assert _pick(state) is answer
+    unread, (premise, _, _) = _section_state({})
+    assert _pick(unread) is premise  # without the section's own reading, the heading's rating decides
+
+
+def test_a_unit_of_another_section_is_not_chosen_for_its_own_reading() -> None:
+    state, (premise, _, _) = _section_state({1: 0.3, 3: 0.99})
+    assert _pick(state) is premise
