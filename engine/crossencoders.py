@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from indexer.batching import token_batches
 from indexer.embedder import has_native_bf16
 
 __all__ = [
@@ -110,35 +111,21 @@ def _load_cross_encoder(
 
 
 def _predict_by_length(encoder: Any, pairs: list[tuple[str, str]], batch_size: int, **kwargs: Any) -> Any:
-    """`encoder.predict` over `pairs` in batches of similar length, the outputs in the order of `pairs`.
-
-    A batch is padded to its longest pair, so one code block among short sentences would make every pair
-    of its batch cost as much as it does; sorted by length, each batch pays for its own pairs only.
-    """
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-    groups: list[list[int]] = []
-    for i in order:
-        size = len(pairs[i][0]) + len(pairs[i][1])
-        if groups and len(groups[-1]) < batch_size and size <= _SPREAD * _length(pairs, groups[-1][0]):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
+    """`encoder.predict` over `pairs` in batches of similar length (`token_batches` on characters), the
+    outputs in the order of `pairs`: one code block among short sentences pads only its own batch."""
+    lengths = [len(first) + len(second) for first, second in pairs]
     out: list[Any] = [None] * len(pairs)
-    for group in groups:
+    for batch in token_batches(lengths, batch_size * _CHARS_PER_ROW):
         outputs = encoder.predict(
-            [pairs[i] for i in group], batch_size=batch_size, show_progress_bar=False, **kwargs
+            [pairs[i] for i in batch], batch_size=batch_size, show_progress_bar=False, **kwargs
         )
-        for i, value in zip(group, np.asarray(outputs), strict=True):
+        for i, value in zip(batch, np.asarray(outputs), strict=True):
             out[i] = value
     return np.stack(out)
 
 
-_SPREAD = 1.5
-"""A batch holds pairs up to this many times as long as its shortest one."""
-
-
-def _length(pairs: list[tuple[str, str]], index: int) -> int:
-    return len(pairs[index][0]) + len(pairs[index][1])
+_CHARS_PER_ROW = 256
+"""A batch holds at most `batch_size` rows of this many characters, padded (fewer, longer rows)."""
 
 
 class _Entailment:

@@ -38,6 +38,8 @@ LEFT JOIN LATERAL (
 WHERE s.id = ANY(%s)
 """
 
+_OWN_CHARS = 300
+
 _SECTION_SQL = """
 SELECT u.id FROM sentences s
 JOIN sentences u ON u.document_id = s.document_id AND u.heading_path = s.heading_path AND u.kind <> 'heading'
@@ -236,16 +238,19 @@ class EvidencePool:
         return rated
 
     def own_text(self, hit: Hit) -> str:
-        """The sentence as it reads without its heading path, with the neighbour it leans on (`leans_on`)."""
+        """The sentence as it reads without its heading path, with the neighbour it leans on (`leans_on`),
+        each cut to its first `_OWN_CHARS` characters: a code block's first lines say what it does, and a
+        batch costs as much as its longest passage."""
         context = self.contexts.get(hit.sentence_id)
         companion = leans_on(hit, context)
+        text = hit.text[:_OWN_CHARS]
         if context is None or companion is None:
-            return hit.text
+            return text
         if companion == context.next_id and context.following:
-            return f"{hit.text} {context.following}"
+            return f"{text} {context.following[:_OWN_CHARS]}"
         if companion == context.previous_id and context.previous:
-            return f"{context.previous} {hit.text}"
-        return hit.text
+            return f"{context.previous[:_OWN_CHARS]} {text}"
+        return text
 
     def rating(self, query: str, hit: Hit) -> float:
         """`hit`'s rating for `query`, 0 when it was not rated."""

@@ -138,11 +138,13 @@ class Rounds:
             parts = () if state.accepted else state.parts  # a part is answered by a first hop
             for query in dict.fromkeys([state.question, *parts]):
                 state.pool.rate(query, self.relevance, state.latest)
-            if state.round == 1 and not state.accepted and self.config.section_units > 0:
+            if state.round == 1 and state.shape.hops == 1 and self.config.section_units > 0:
                 self._read_section(state)
 
     def _read_section(self, state: PlannerState) -> None:
-        """Hold the section of the best-rated sentence and rate each of its units on its own too.
+        """Hold the section of the best-rated sentence and rate each of its units on its own too (a one-hop
+        question's first round: a multi-hop question's first hop seeks what names the next one, which need
+        not answer anything on its own).
 
         The best-rated sentence marks the section that answers (its heading often restates the question),
         but not which of its sentences does: a premise ("The build cache can grow large.") rates as high

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
+
+from indexer.batching import Vectors, token_batches, untruncated_tokenizer
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -32,6 +33,7 @@ __all__ = [
     "EmbeddingModel",
     "SentenceTransformerModel",
     "TokenAware",
+    "Vectors",
     "has_native_bf16",
     "load_embedding_model",
     "token_batches",
@@ -39,8 +41,6 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-
-Vectors = npt.NDArray[np.float32]
 
 ONNX_BATCH_TOKENS = 2048
 TORCH_BATCH_TOKENS = 16384
@@ -109,22 +109,6 @@ def _resolve(spec: str, runtime: EmbedderRuntime) -> EmbedderRuntime:
     return EmbedderRuntime.TORCH if spec else EmbedderRuntime.ONNX_INT8
 
 
-def token_batches(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
-    """Indices of `lengths` sorted by length (ascending, stable), cut so that each batch's rows times its
-    longest length stays within `batch_tokens`; every index appears once, an overlong one alone."""
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for index in order:
-        if current and (len(current) + 1) * lengths[index] > batch_tokens:
-            batches.append(current)
-            current = []
-        current.append(index)
-    if current:
-        batches.append(current)
-    return batches
-
-
 class SentenceTransformerModel:
     """A sentence-transformers model on the CPU (or whatever device torch picks), in the dtype of its weights;
     the vectors are normalized in float32 whatever that dtype is."""
@@ -181,18 +165,6 @@ class SentenceTransformerModel:
             norms = pooled.norm(dim=1, keepdim=True).clamp(min=1e-12)
             out[batch] = (pooled / norms).cpu().numpy()
         return out
-
-
-def untruncated_tokenizer(backend: Any) -> Any:
-    """A private copy of a fast tokenizer's Rust `Tokenizer` with truncation and padding off, or None."""
-    if backend is None or not hasattr(backend, "to_str"):
-        return None
-    from tokenizers import Tokenizer
-
-    copy = Tokenizer.from_str(backend.to_str())
-    copy.no_truncation()
-    copy.no_padding()
-    return copy
 
 
 def _bundled_model_dir() -> Path:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embedder import Vectors, token_batches, untruncated_tokenizer
+from indexer.batching import Vectors, token_batches, untruncated_tokenizer
 
 __all__ = ["ONNX_INT8_MODEL_NAME", "OnnxInt8Model", "load_onnx_int8"]
 
