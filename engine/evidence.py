@@ -8,7 +8,7 @@ compares embeddings; all three are fetched once per sentence here and shared by 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -143,6 +143,22 @@ def cite_companions(conn: Connection, pool: EvidencePool, clauses: list[AnswerCl
         clause.sources = sources
 
 
+def _rate_into(
+    rated: dict[int, float],
+    query: str,
+    model: RelevanceModel,
+    hits: Sequence[Hit],
+    read: Callable[[Hit], str],
+) -> dict[int, float]:
+    """Rate each of `hits` not in `rated`, read as `read` gives it, for `query` (one model batch), into
+    `rated`, clamped to 0..1; returns `rated`."""
+    todo = list({h.sentence_id: h for h in hits if h.sentence_id not in rated}.values())
+    if todo:
+        for hit, value in zip(todo, model.score(query, [read(h) for h in todo]), strict=True):
+            rated[hit.sentence_id] = min(1.0, max(0.0, value))
+    return rated
+
+
 @dataclass(slots=True)
 class EvidencePool:
     """Every sentence retrieved for one question, in the order first seen, with the round that found it."""
@@ -213,13 +229,7 @@ class EvidencePool:
         The model reads the sentence under its heading path (`Hit.headed_text`): a docs sentence often
         leaves its subject to the heading ("It lives in the target folder." under "Build cache").
         """
-        rated = self.ratings.setdefault(query, {})
-        todo = list({h.sentence_id: h for h in hits if h.sentence_id not in rated}.values())
-        if todo:
-            scores = model.score(query, [h.headed_text for h in todo])
-            for hit, value in zip(todo, scores, strict=True):
-                rated[hit.sentence_id] = min(1.0, max(0.0, value))
-        return rated
+        return _rate_into(self.ratings.setdefault(query, {}), query, model, hits, lambda h: h.headed_text)
 
     def rate_own(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
         """Rate each of `hits` not yet so rated for how well it answers `query` on its own: without its
@@ -229,13 +239,7 @@ class EvidencePool:
         it, the premise that sets the question up and a bare "See #1482." as much as the sentence that
         answers; read on their own, only that one still does.
         """
-        rated = self.own_ratings.setdefault(query, {})
-        todo = list({h.sentence_id: h for h in hits if h.sentence_id not in rated}.values())
-        if todo:
-            scores = model.score(query, [self.own_text(h) for h in todo])
-            for hit, value in zip(todo, scores, strict=True):
-                rated[hit.sentence_id] = min(1.0, max(0.0, value))
-        return rated
+        return _rate_into(self.own_ratings.setdefault(query, {}), query, model, hits, self.own_text)
 
     def own_text(self, hit: Hit) -> str:
         """The sentence as it reads without its heading path, with the neighbour it leans on (`leans_on`),
