@@ -19,8 +19,9 @@ from psycopg_pool import ConnectionPool
 
 from engine.answers import Answer, AnswerClause, Budget, Route, SourceState, Status
 from engine.config import MAX_ROUNDS, ConflictPolicy, EngineConfig
+from engine.contexts import fetch_contexts
 from engine.crossencoders import EntailmentModel, RelevanceModel
-from engine.evidence import EvidencePool, fetch_contexts
+from engine.evidence import EvidencePool
 from engine.llm_planner import LLMPlanner
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from engine.answers import Answer, RoundTrace
 from engine.config import EngineConfig
 from engine.conflicts import apply_verdict
+from engine.contexts import fetch_contexts
 from engine.crossencoders import RelevanceModel
-from engine.evidence import cite_companions, fetch_contexts
+from engine.evidence import cite_companions
 from engine.planning import FailedSearch, Plan, Planner, PlannerError, PlannerState
 from engine.search import Hit
 from engine.verify import Verifier

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from engine.answers import Budget, Route, Status
+from engine.contexts import fetch_contexts
 from engine.controller import AnswerEngine, EngineConfig
-from engine.evidence import fetch_contexts
 from engine.planners import ExtractivePlanner
 from engine.planning import Plan, PlannerError, PlannerState
 from engine.search import Hit, Retriever

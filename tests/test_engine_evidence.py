@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from engine.evidence import EvidencePool, SentenceContext, leans_on
+from engine.contexts import SentenceContext, leans_on
+from engine.evidence import EvidencePool
 from engine.search import Hit
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.evidence import EvidencePool, SentenceContext
+from engine.contexts import SentenceContext
+from engine.evidence import EvidencePool
 from engine.planners import ExtractivePlanner
 from engine.planning import Finding, PlannerState
 from engine.routing import shape
