@@ -38,9 +38,9 @@ from daemon.embedding import drain_backlog
 from daemon.reconnect import Reconnector
 from indexer.batching import token_batches
 from indexer.database import open_database
-from indexer.embedder import ONNX_BATCH_TOKENS, EmbedderRuntime, EmbeddingModel, load_embedding_model
+from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
 from indexer.embedding_queue import QueueOptions, contextual_text, pending_items
-from indexer.onnx_embedder import OnnxInt8Model, bundled_tokenizer, load_onnx_int8
+from indexer.onnx_embedder import ONNX_BATCH_TOKENS, OnnxInt8Model, bundled_tokenizer, load_onnx_int8
 from indexer.reconcile import Repository, reconcile_repository
 
 _CLAIM = QueueOptions().batch_size

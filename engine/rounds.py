@@ -8,9 +8,8 @@ fallback planner (the extractive one, when the configured planner is another), a
 a round whose every proposed clause verification refused while the answer holds none; the trace says so. A
 subquery that fails or brings nothing new is broadened once and then recorded as a failed search, which the
 planner sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked
-again what to search, so the next subquery does not follow a refused lead. A model's subqueries run after the
-fallback's own, and only those that share a word with the question or the evidence. Verification is run here,
-never by a planner, so no planner can emit an unverified clause.
+again what to search, so the next subquery does not follow a refused lead. Verification is run here, never by
+a planner, so no planner can emit an unverified clause.
 """
 
 from __future__ import annotations
@@ -107,8 +106,6 @@ class Rounds:
                 again = self._plan(state, trace, final=final)
                 if again is not None:
                     plan.queries = again.queries
-            if self.rescue and trace.planned_by is None and not (plan.done or final):
-                plan.queries = self._steer(state, plan.queries)
         trace.failed_searches = [
             {"query": f.query, "reason": f.reason} for f in state.failed if f.round == state.round
         ]
@@ -191,20 +188,6 @@ class Rounds:
             rescue = self.fallback.plan(state, final=final)
         self._verify(state, result, rescue, trace)
         return rescue
-
-    def _steer(self, state: PlannerState, queries: list[str]) -> list[str]:
-        """A model's next subqueries, led by the fallback's: the model's follow only when grounded (sharing a
-        content word with the question or the evidence held). A small model's query may echo its prompt
-        rather than name the next hop, and once its budget is spent the fallback plans from whatever that
-        query brought back; the fallback's own subquery names what its pick points to."""
-        if self.fallback is None:
-            return queries
-        known = set(content_terms(state.question))
-        for hit in state.pool.hits.values():
-            known.update(content_terms(hit.text))
-        grounded = [q for q in queries if known.intersection(content_terms(q))]
-        own = self.fallback.plan(state, final=False).queries
-        return list(dict.fromkeys(own + grounded))[:3]
 
     def _verify(self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace) -> None:
         """Verify the plan's proposals, apply each verdict, and cite each new source with what it leans on."""

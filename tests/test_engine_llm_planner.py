@@ -217,45 +217,6 @@ def test_llm_plans_run_through_the_loop_and_a_failed_round_is_planned_extractive
     assert len(server.requests) == 4
 
 
-def test_a_model_query_sharing_no_word_with_the_question_or_evidence_gives_way_to_the_extractive_subquery(
-    server: FakeChatServer, planner: LLMPlanner, clean_database: Database, conn: Connection, repo_dir: Path
-) -> None:
-    (repo_dir / "jazz.md").write_text(
-        "# Les McCann\n\nLive at the Manne-Hole is an album by pianist Les McCann.\n\n"
-        "## Life\n\nLes McCann was born in 1935 in Lexington.\n"
-    )
-    reconcile_repository(conn, Repository("docs", repo_dir))
-    ids = dict(conn.execute("SELECT text, id FROM sentences").fetchall())
-    album = ids["Live at the Manne-Hole is an album by pianist Les McCann."]
-    born = ids["Les McCann was born in 1935 in Lexington."]
-    server.replies = [
-        _reply(
-            clauses=[{"text": "Live at the Manne-Hole is an album by Les McCann.", "sources": [album]}],
-            queries=["single", "McCann birthplace"],  # an echo of the schema, and a grounded query
-        ),
-        _reply(clauses=[{"text": "Les McCann was born in 1935.", "sources": [born]}], done=True),
-    ]
-    embedder = load_embedding_model()
-    retriever = Retriever(clean_database, embedder)
-    try:
-        engine = AnswerEngine(
-            clean_database,
-            retriever,
-            embedder,
-            entailment=ContainsNLI(),
-            planner=planner,
-            config=EngineConfig(store=False),
-        )
-        result = engine.answer("When was the pianist who recorded Live at the Manne-Hole born?")
-    finally:
-        retriever.close()
-    assert all(t.planned_by is None for t in result.trace)
-    second = result.trace[1].queries
-    assert "single" not in second
-    assert "McCann birthplace" in second
-    assert "Les McCann was born in 1935." in [c.clause for c in result.clauses]
-
-
 class ContainsNLI:
     """Scripted NLI for the loop test: entailed when the hypothesis's long words are all in the premise.
 
