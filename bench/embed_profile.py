@@ -26,20 +26,18 @@ import json
 import random
 import subprocess
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from daemon_embed import embedded_texts, first_embed
 
-from daemon.embedding import drain_backlog
-from daemon.reconnect import Reconnector
 from indexer.batching import token_batches
 from indexer.database import open_database
 from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
-from indexer.embedding_queue import QueueOptions, contextual_text, pending_items
+from indexer.embedding_queue import QueueOptions
 from indexer.onnx_embedder import ONNX_BATCH_TOKENS, OnnxInt8Model, bundled_tokenizer, load_onnx_int8
 from indexer.reconcile import Repository, reconcile_repository
 
@@ -50,16 +48,9 @@ def _guide_texts(data: Path, tmp: Path) -> list[str]:
     tree = tmp / "guide"
     subprocess.run(["git", "clone", "-q", str(data / "md_history.bundle"), str(tree)], check=True)
     database = open_database(None, tmp / "data")
-    model = load_onnx_int8()
     with database.connect() as conn:
         reconcile_repository(conn, Repository("rustc-dev-guide", tree))
-        rows = conn.execute(
-            "SELECT s.text, s.heading_path, d.title, p.text FROM sentences s JOIN documents d"
-            " ON d.id = s.document_id LEFT JOIN sentences p ON p.document_id = s.document_id"
-            " AND p.ordinal = s.ordinal - 1 ORDER BY s.id"
-        ).fetchall()
-    context = QueueOptions().context
-    return [contextual_text(r[0], r[1], r[2], r[3], context, model.clip) for r in rows]
+    return embedded_texts(database, load_onnx_int8(), QueueOptions())
 
 
 def _rate(model: EmbeddingModel, texts: Sequence[str]) -> float:
@@ -116,22 +107,6 @@ def _operator_shares(texts: Sequence[str], tmp: Path) -> list[tuple[str, float]]
             kernel[event["args"]["op_name"]] += event["dur"]
     total = sum(kernel.values())
     return [(op, spent / total) for op, spent in kernel.most_common(8)]
-
-
-def _first_embed(data: Path, batch_tokens: int) -> tuple[float, float, int]:
-    model = load_embedding_model("", EmbedderRuntime.AUTO, batch_tokens=batch_tokens)
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "guide"
-        subprocess.run(["git", "clone", "-q", str(data / "md_history.bundle"), str(tree)], check=True)
-        database = open_database(None, Path(tmp) / "data")
-        started = time.perf_counter()
-        with database.connect() as conn:
-            reconcile_repository(conn, Repository("rustc-dev-guide", tree))
-            indexed = time.perf_counter() - started
-            report = drain_backlog(Reconnector(database, threading.Event()), model, QueueOptions(), 1)
-            assert pending_items(conn)[0] == 0
-        wall = time.perf_counter() - started
-        return wall, indexed, report.embedded
 
 
 def main() -> None:
@@ -215,7 +190,8 @@ def main() -> None:
             ("batch 2048 (old default)", 2048),
             (f"batch {ONNX_BATCH_TOKENS} (default)", 0),
         ):
-            wall, indexed, embedded = _first_embed(args.rustc, budget)
+            model = load_embedding_model("", EmbedderRuntime.AUTO, batch_tokens=budget)
+            wall, indexed, embedded = first_embed(args.rustc, model, QueueOptions(), 1)
             print(
                 f"first embed, empty database to backlog 0, {label}: {wall:.1f} s"
                 f" (index {indexed:.1f} s), {embedded:,} sentences, {embedded / wall:.0f}/s end to end",
