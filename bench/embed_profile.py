@@ -44,13 +44,13 @@ from indexer.reconcile import Repository, reconcile_repository
 _CLAIM = QueueOptions().batch_size
 
 
-def _guide_texts(data: Path, tmp: Path) -> list[str]:
+def _guide_texts(data: Path, tmp: Path, model: OnnxInt8Model) -> list[str]:
     tree = tmp / "guide"
     subprocess.run(["git", "clone", "-q", str(data / "md_history.bundle"), str(tree)], check=True)
     database = open_database(None, tmp / "data")
     with database.connect() as conn:
         reconcile_repository(conn, Repository("rustc-dev-guide", tree))
-    return embedded_texts(database, load_onnx_int8(), QueueOptions())
+    return embedded_texts(database, model, QueueOptions())
 
 
 def _rate(model: EmbeddingModel, texts: Sequence[str]) -> float:
@@ -125,8 +125,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        texts = _guide_texts(args.rustc, tmp)
         default = load_onnx_int8()
+        texts = _guide_texts(args.rustc, tmp, default)
         started = time.perf_counter()
         lengths = default.token_counts(texts)
         tokenize = time.perf_counter() - started
