@@ -13,7 +13,10 @@ question copies its heading word for word, users do not. What one row gives:
   and the answer comes later, so such a unit may answer, but most do not (a warning, a link, a later step),
   and a heading that matches the question must not make every unit under it an answer;
 - each mined near miss (other sections of the page, other answers of the repository), located in the
-  parsed pages, target 0.
+  parsed pages, target 0;
+- for a question row (``kind`` faq), the units of other pages that rank highest for it as asked
+  (``training.docs_misses``: what the engine meets when the docs do not answer), target 0. A topic heading
+  ("Create EKS cluster") is covered by other pages too often for them to count as misses.
 
 Only repositories whose role in ``training.docs_split`` is ``train`` are read.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ from engine.search import headed_text
 from indexer.markdown import TextUnit, UnitKind
 from indexer.segment import markdown_units
 from training.data import RelRow, norm_key, read_jsonl
+from training.docs_misses import OtherPages
 from training.docs_queries import reworded
 from training.docs_split import role
 from training.docs_text import in_paragraph, same_key
@@ -93,6 +98,11 @@ class RepoIndex:
             for i, (unit, key) in enumerate(zip(page.units, page.keys, strict=True)):
                 if unit.kind in _CITABLE and key:
                     self._by_prefix.setdefault(key[:12], []).append((path, i))
+
+    def citable(self) -> Iterator[tuple[str, TextUnit]]:
+        """Every citable unit of the repository with its page's path."""
+        for path, page in self.pages.items():
+            yield from ((path, unit) for unit in page.units if unit.kind in _CITABLE)
 
     def locate(self, path: str, text: str) -> tuple[DocsPage, int] | None:
         """``text`` itself on its page, else anywhere in the repository; failing that, a unit that starts
@@ -173,10 +183,15 @@ def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
     source = f"docs_faq/{file.name.split('.')[0]}"
     for repository in sorted(by_repo):
         index = RepoIndex(read_corpus(corpus, repository))
+        other = OtherPages(index.citable())
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
             query = reworded(str(row["question"]), group)
-            for passage, goal in pairs_for_row(row, index):
+            pairs = pairs_for_row(row, index)
+            if pairs and row.get("kind") == "faq":
+                held = {norm_key(p) for p, _ in pairs}
+                pairs += [(p, 0.0) for p in other.misses(query, str(row["path"])) if norm_key(p) not in held]
+            for passage, goal in pairs:
                 soft = None if goal in (0.0, 1.0) else goal
                 out.append(RelRow(query, passage, int(goal == 1.0), group, source, soft))
     return out

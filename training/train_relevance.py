@@ -54,14 +54,15 @@ model keeps what it knew."""
 DOCS_MIX = (
     Source("docs_faq/pairs.jsonl.gz"),
     Source("docs_faq/heading_overflow.jsonl.gz", cap=3_000),
-    Source("relevance/squad", cap=1_500),
-    Source("relevance/nq", cap=800),
-    Source("relevance/multirc", cap=800),
-    Source("relevance/trecqa/train.jsonl.gz", cap=800),
+    Source("relevance/squad", cap=4_500),
+    Source("relevance/nq", cap=2_400),
+    Source("relevance/multirc", cap=2_400),
+    Source("relevance/trecqa/train.jsonl.gz", cap=2_400),
 )
 """Docs questions from the training repositories of ``training.docs_split`` (read through citeline's own
 parser, ``training.docs_mix``), topic headings capped so question rows are not drowned, and a replay share
-of the factoid sets so the model keeps what it knew; meant to go on from the factoid model (``--start``)."""
+of the factoid sets, a third of the pairs, so the model keeps reading paraphrased questions (a mined docs
+question copies its heading) while it learns docs; meant to go on from the factoid model (``--start``)."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
