@@ -36,16 +36,15 @@ class OtherPages:
     paths."""
 
     def __init__(self, units: Iterable[tuple[str, TextUnit]]) -> None:
-        self._units: list[tuple[str, str, frozenset[str]]] = []  # path, passage, heading stems
+        self._units: list[tuple[str, TextUnit, frozenset[str]]] = []  # path, unit, heading stems
         self._tf: list[Counter[str]] = []
         postings: dict[str, list[int]] = {}
         for path, unit in units:
             if not unit.text.strip():
                 continue
-            passage = headed_text(unit.heading_path, unit.text)
-            terms = Counter(stems(passage))
+            terms = Counter(stems(headed_text(unit.heading_path, unit.text)))
             n = len(self._units)
-            self._units.append((path, passage, frozenset(stems(" ".join(unit.heading_path)))))
+            self._units.append((path, unit, frozenset(stems(" ".join(unit.heading_path)))))
             self._tf.append(terms)
             for term in terms:
                 postings.setdefault(term, []).append(n)
@@ -53,9 +52,9 @@ class OtherPages:
         self._lengths = [sum(tf.values()) for tf in self._tf]
         self._mean = sum(self._lengths) / max(1, len(self._lengths))
 
-    def misses(self, question: str, path: str, limit: int = OTHER_PAGE_MISSES) -> list[str]:
-        """The `limit` passages outside `path` that rank highest for `question` and whose heading does not
-        restate it; best first."""
+    def misses(self, question: str, path: str, limit: int = OTHER_PAGE_MISSES) -> list[TextUnit]:
+        """The `limit` units outside `path` that rank highest for `question` (read under their headings) and
+        whose heading does not restate it; best first."""
         wanted = stems(question)
         if not wanted:
             return []
@@ -68,13 +67,13 @@ class OtherPages:
                 tf = self._tf[n][term]
                 norm = tf + _K1 * (1 - _B + _B * self._lengths[n] / self._mean)
                 scores[n] = scores.get(n, 0.0) + idf * tf * (_K1 + 1) / norm
-        out: list[str] = []
+        out: list[TextUnit] = []
         for n in sorted(scores, key=lambda i: (-scores[i], i)):
-            unit_path, passage, heading = self._units[n]
+            unit_path, unit, heading = self._units[n]
             if unit_path == path or len(wanted & heading) >= ANSWERING_HEADING * len(wanted):
                 continue
-            if passage not in out:
-                out.append(passage)
+            if unit not in out:
+                out.append(unit)
             if len(out) >= limit:
                 break
         return out

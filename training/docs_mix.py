@@ -14,9 +14,10 @@ question copies its heading word for word, users do not. What one row gives:
   and a heading that matches the question must not make every unit under it an answer;
 - each mined near miss (other sections of the page, other answers of the repository), located in the
   parsed pages, target 0;
-- for a question row (``kind`` faq), the units of other pages that rank highest for it as asked
-  (``training.docs_misses``: what the engine meets when the docs do not answer), target 0. A topic heading
-  ("Create EKS cluster") is covered by other pages too often for them to count as misses.
+- with ``DocsRecipe.other_pages``, for a question row (``kind`` faq), the units of other pages that rank
+  highest for it as asked (``training.docs_misses``: what the engine meets when the docs do not answer),
+  target 0. A topic heading ("Create EKS cluster") is covered by other pages too often for them to count as
+  misses.
 
 Only repositories whose role in ``training.docs_split`` is ``train`` are read.
 """
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +45,7 @@ __all__ = [
     "MAX_UNCERTAIN",
     "UNCERTAIN",
     "DocsPage",
+    "DocsRecipe",
     "RepoIndex",
     "load_docs",
     "pairs_for_row",
@@ -73,6 +76,10 @@ class DocsPage:
 
 def _read(unit: TextUnit) -> str:
     return headed_text(unit.heading_path, unit.text)
+
+
+def _bare(unit: TextUnit) -> str:
+    return unit.text
 
 
 def parse_page(text: str) -> DocsPage:
@@ -129,16 +136,18 @@ UNCERTAIN = 0.15
 often background and the answer comes later), but most such units do not (a warning, a link, a later step)."""
 
 
-def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, float]]:
+def pairs_for_row(
+    row: dict[str, object], index: RepoIndex, read: Callable[[TextUnit], str] = _read
+) -> list[tuple[str, float]]:
     """(passage, target) pairs for one mined row; none when its positive is not found on its page. Every
-    passage is read under its full heading path, as the engine reads it."""
+    passage is read by `read`: by default under its full heading path, as the engine reads it."""
     path = str(row["path"])
     page = index.pages.get(path)
     start = page.find(str(row["positive"])) if page is not None else None
     if page is None or start is None:
         return []
     positive = page.units[start]
-    out: list[tuple[str, float]] = [(_read(positive), 1.0)]
+    out: list[tuple[str, float]] = [(read(positive), 1.0)]
     context = str(row.get("positive_context") or "")
     introduces = positive.text.rstrip().endswith(":")
     for i in range(start + 1, len(page.units)):
@@ -149,7 +158,7 @@ def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, f
             continue
         answers = in_paragraph(unit.text, context) or (introduces and i == start + 1)
         if answers or sum(goal == UNCERTAIN for _, goal in out) < MAX_UNCERTAIN:
-            out.append((_read(unit), 1.0 if answers else UNCERTAIN))
+            out.append((read(unit), 1.0 if answers else UNCERTAIN))
     seen = {norm_key(p) for p, _ in out}
     negatives = row.get("negatives") or []
     assert isinstance(negatives, list)
@@ -163,14 +172,28 @@ def pairs_for_row(row: dict[str, object], index: RepoIndex) -> list[tuple[str, f
         unit = near_page.units[i]
         if near_page is page and unit.heading_path[: len(positive.heading_path)] == positive.heading_path:
             continue  # the answer's own section: already rated above
-        passage = _read(unit)
+        passage = read(unit)
         if norm_key(passage) not in seen and norm_key(unit.text) != norm_key(str(row["question"])):
             seen.add(norm_key(passage))
             out.append((passage, 0.0))
     return out
 
 
-def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
+@dataclass(frozen=True, slots=True)
+class DocsRecipe:
+    """What a docs mix adds to the mined rows: near misses from other pages for question rows, and a share
+    of rows read with no heading at all."""
+
+    other_pages: bool = False
+    headless_share: float = 0.0
+    """The share of rows (drawn once per row with a seed) whose every passage, answer and near misses alike,
+    is read without its heading path: such a row is told apart by what its passages say, as a paraphrased
+    question must be, and no heading sits over a negative only."""
+
+
+def load_docs(
+    file: Path, roles: tuple[str, ...] = ("train",), recipe: DocsRecipe = DocsRecipe()
+) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
     corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question;
     its query is that question as mined or reworded (``reworded``, drawn per group)."""
@@ -183,14 +206,17 @@ def load_docs(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
     source = f"docs_faq/{file.name.split('.')[0]}"
     for repository in sorted(by_repo):
         index = RepoIndex(read_corpus(corpus, repository))
-        other = OtherPages(index.citable())
+        other = OtherPages(index.citable()) if recipe.other_pages else None
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
             query = reworded(str(row["question"]), group)
-            pairs = pairs_for_row(row, index)
-            if pairs and row.get("kind") == "faq":
+            headless = random.Random(f"headless:{group}").random() < recipe.headless_share
+            read = _bare if headless else _read
+            pairs = pairs_for_row(row, index, read)
+            if pairs and other is not None and row.get("kind") == "faq":
                 held = {norm_key(p) for p, _ in pairs}
-                pairs += [(p, 0.0) for p in other.misses(query, str(row["path"])) if norm_key(p) not in held]
+                misses = (read(u) for u in other.misses(query, str(row["path"])))
+                pairs += [(p, 0.0) for p in misses if norm_key(p) not in held]
             for passage, goal in pairs:
                 soft = None if goal in (0.0, 1.0) else goal
                 out.append(RelRow(query, passage, int(goal == 1.0), group, source, soft))

@@ -17,6 +17,7 @@ replay share of the factoid sets, meant to go on from the factoid model (``--sta
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -24,14 +25,14 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from training.data import RelRow, Source, load_relevance, norm_key, read_jsonl, sample_groups
-from training.docs_mix import load_docs
+from training.docs_mix import DocsRecipe, load_docs
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
 from training.polar import load_polar
 from training.recipe import Mix, arguments, build, capped, run, use_bf16, write_summary
 from training.train_entailment import EVAL_ONLY as NLI_EVAL_ONLY
 
-__all__ = ["DOCS_MIX", "EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
+__all__ = ["DOCS_MIX", "DOCS_RECIPES", "EVAL_ONLY", "MIX", "POLAR_MIX", "main"]
 
 MIX = (
     Source("relevance/squad", cap=30_000),
@@ -54,28 +55,50 @@ model keeps what it knew."""
 DOCS_MIX = (
     Source("docs_faq/pairs.jsonl.gz"),
     Source("docs_faq/heading_overflow.jsonl.gz", cap=3_000),
+    Source("relevance/squad", cap=1_500),
+    Source("relevance/nq", cap=800),
+    Source("relevance/multirc", cap=800),
+    Source("relevance/trecqa/train.jsonl.gz", cap=800),
+)
+"""Docs questions from the training repositories of ``training.docs_split`` (read through citeline's own
+parser, ``training.docs_mix``), topic headings capped so question rows are not drowned, and a replay share
+of the factoid sets so the model keeps what it knew; meant to go on from the factoid model (``--start``)."""
+WIDE_REPLAY = (
     Source("relevance/squad", cap=4_500),
     Source("relevance/nq", cap=2_400),
     Source("relevance/multirc", cap=2_400),
     Source("relevance/trecqa/train.jsonl.gz", cap=2_400),
 )
-"""Docs questions from the training repositories of ``training.docs_split`` (read through citeline's own
-parser, ``training.docs_mix``), topic headings capped so question rows are not drowned, and a replay share
-of the factoid sets, a third of the pairs, so the model keeps reading paraphrased questions (a mined docs
-question copies its heading) while it learns docs; meant to go on from the factoid model (``--start``)."""
+"""A factoid replay of a third of the docs recipes' pairs instead of a sixth: factoid questions are
+paraphrased, a mined docs question copies its heading."""
+DOCS_RECIPES = {
+    "docs4": (DocsRecipe(), DOCS_MIX),
+    "docs5": (DocsRecipe(other_pages=True), (*DOCS_MIX[:2], *WIDE_REPLAY)),
+    "docs6": (DocsRecipe(other_pages=True, headless_share=1 / 3), (*DOCS_MIX[:2], *WIDE_REPLAY)),
+}
+"""The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 and docs6 were measured
+and not shipped (training/README.md)."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
 
 
-def _load(path: Path) -> list[RelRow]:
-    """Relevance rows, polar-question rows from a set of NLI pairs, or docs rows from a docs_faq file (the
-    training repositories only), told apart by their fields."""
-    files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".gz"))
-    first = next(read_jsonl(files[0]), {}) if files else {}
-    if "hypothesis" in first:
-        return load_polar(path)
-    return load_docs(path) if "positive" in first else load_relevance(path)
+def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
+    def load(path: Path) -> list[RelRow]:
+        """Relevance rows, polar-question rows from a set of NLI pairs, or docs rows from a docs_faq file
+        (the training repositories only, as ``docs`` builds them), told apart by their fields."""
+        files = (
+            [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".gz"))
+        )
+        first = next(read_jsonl(files[0]), {}) if files else {}
+        if "hypothesis" in first:
+            return load_polar(path)
+        return load_docs(path, recipe=docs) if "positive" in first else load_relevance(path)
+
+    return load
+
+
+_load = _loader(DocsRecipe())
 
 
 def _pair(row: RelRow) -> tuple[str, str]:
@@ -106,7 +129,13 @@ def _positives(rows: list[RelRow]) -> int:
 
 
 RECIPE = Mix(MIX, EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
-DOCS_RECIPE = Mix(DOCS_MIX, EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
+
+
+def _docs_recipe(name: str) -> Mix[RelRow]:
+    docs, sources = DOCS_RECIPES[name]
+    return Mix(sources, EVAL_ONLY, _loader(docs), _pair, _query, _sample, positives=_positives)
+
+
 POLAR_RECIPE = Mix(POLAR_MIX, POLAR_EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
 
 
@@ -119,6 +148,7 @@ def main() -> None:
     ap.add_argument("--max-minutes", type=float, help="stop training after this long, then evaluate and save")
     ap.add_argument("--polar", action="store_true", help="the polar mix (yes/no questions from NLI pairs)")
     ap.add_argument("--docs", action="store_true", help="the docs mix (docs_faq training repositories)")
+    ap.add_argument("--docs-recipe", choices=sorted(DOCS_RECIPES), default="docs4", help="which docs mix")
     ap.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
     args = ap.parse_args()
     cfg = TrainConfig(
@@ -134,7 +164,7 @@ def main() -> None:
         freeze_layers=args.freeze_layers,
     )
     t0 = time.monotonic()
-    recipe = POLAR_RECIPE if args.polar else DOCS_RECIPE if args.docs else RECIPE
+    recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
     rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
     val_pairs = [(r.query, r.passage) for r in val]
@@ -163,6 +193,7 @@ def main() -> None:
         "full": args.full,
         "polar": args.polar,
         "docs": args.docs,
+        "docs_recipe": args.docs_recipe if args.docs else None,
         "start": str(args.start) if args.start else None,
     }
     write_summary(args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head=head)
