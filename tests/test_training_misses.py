@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
+
 from training.docs_misses import OtherPages
-from training.docs_mix import RepoIndex, parse_page
+from training.docs_mix import DocsRecipe, RepoIndex, load_docs, parse_page
 
 CACHE = """# Caching
 
@@ -56,3 +60,44 @@ def test_a_unit_under_a_heading_that_restates_the_question_may_answer_it_and_is_
 
 def test_a_question_without_content_words_meets_no_miss() -> None:
     assert _other({"storage.md": STORAGE}).misses("How do I?", "cache.md") == []
+
+
+def _docs_file(tmp_path: Path) -> Path:
+    """A one-repository docs_faq file (a training repository) with its corpus beside it."""
+    (tmp_path / "corpus").mkdir()
+    pages = [{"path": "cache.md", "title": "Caching", "text": CACHE}, {"path": "storage.md", "text": STORAGE}]
+    with gzip.open(tmp_path / "corpus" / "someone__docs.jsonl.gz", "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(p) + "\n" for p in pages)
+    row = {
+        "repo": "someone/docs",
+        "path": "cache.md",
+        "question": "How do I clear the cache?",
+        "positive": "To clear the cache, run tool cache clear.",
+        "negatives": [],
+        "kind": "faq",
+    }
+    file = tmp_path / "pairs.jsonl.gz"
+    with gzip.open(file, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps(row) + "\n")
+    return file
+
+
+def test_the_docs4_recipe_reads_every_passage_under_its_headings_and_adds_no_other_page(
+    tmp_path: Path,
+) -> None:
+    rows = load_docs(_docs_file(tmp_path))
+    assert [(r.passage, r.label) for r in rows] == [
+        ("Caching > How do I clear the cache?: To clear the cache, run tool cache clear.", 1)
+    ]
+
+
+def test_other_pages_add_their_best_ranked_unit_as_a_near_miss(tmp_path: Path) -> None:
+    rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(other_pages=True))
+    assert [r.label for r in rows] == [1, 0]
+    assert rows[1].passage.startswith("Storage > Disk usage: ")
+
+
+def test_a_headless_row_reads_its_answer_and_its_near_misses_without_any_heading(tmp_path: Path) -> None:
+    rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(other_pages=True, headless_share=1.0))
+    assert rows[0].passage == "To clear the cache, run tool cache clear."
+    assert rows[1].passage == "The build cache grows, and old entries are never cleared on their own."
