@@ -15,7 +15,6 @@ heading that restates the question is the one sign of an answer that holds acros
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable
 
 from engine.search import headed_text
@@ -37,19 +36,19 @@ class OtherPages:
 
     def __init__(self, units: Iterable[tuple[str, TextUnit]]) -> None:
         self._units: list[tuple[str, TextUnit, frozenset[str]]] = []  # path, unit, heading stems
-        self._tf: list[Counter[str]] = []
+        self._terms: list[frozenset[str]] = []
         postings: dict[str, list[int]] = {}
         for path, unit in units:
             if not unit.text.strip():
                 continue
-            terms = Counter(stems(headed_text(unit.heading_path, unit.text)))
+            terms = frozenset(stems(headed_text(unit.heading_path, unit.text)))
             n = len(self._units)
             self._units.append((path, unit, frozenset(stems(" ".join(unit.heading_path)))))
-            self._tf.append(terms)
+            self._terms.append(terms)
             for term in terms:
                 postings.setdefault(term, []).append(n)
         self._postings = postings
-        self._lengths = [sum(tf.values()) for tf in self._tf]
+        self._lengths = [len(terms) for terms in self._terms]
         self._mean = sum(self._lengths) / max(1, len(self._lengths))
 
     def misses(self, question: str, path: str, limit: int = OTHER_PAGE_MISSES) -> list[TextUnit]:
@@ -63,10 +62,9 @@ class OtherPages:
         for term in wanted:
             hits = self._postings.get(term, [])
             idf = math.log(1 + (total - len(hits) + 0.5) / (len(hits) + 0.5))
-            for n in hits:
-                tf = self._tf[n][term]
-                norm = tf + _K1 * (1 - _B + _B * self._lengths[n] / self._mean)
-                scores[n] = scores.get(n, 0.0) + idf * tf * (_K1 + 1) / norm
+            for n in hits:  # a term counts once per unit
+                norm = 1 + _K1 * (1 - _B + _B * self._lengths[n] / self._mean)
+                scores[n] = scores.get(n, 0.0) + idf * (_K1 + 1) / norm
         out: list[TextUnit] = []
         for n in sorted(scores, key=lambda i: (-scores[i], i)):
             unit_path, unit, heading = self._units[n]

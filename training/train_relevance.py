@@ -52,9 +52,9 @@ POLAR_MIX = (
 )
 """Polar questions from the NLI sets the entailment model trains on, and as many factoid rows again so the
 model keeps what it knew."""
+_DOCS_ROWS = (Source("docs_faq/pairs.jsonl.gz"), Source("docs_faq/heading_overflow.jsonl.gz", cap=3_000))
 DOCS_MIX = (
-    Source("docs_faq/pairs.jsonl.gz"),
-    Source("docs_faq/heading_overflow.jsonl.gz", cap=3_000),
+    *_DOCS_ROWS,
     Source("relevance/squad", cap=1_500),
     Source("relevance/nq", cap=800),
     Source("relevance/multirc", cap=800),
@@ -73,9 +73,9 @@ WIDE_REPLAY = (
 paraphrased, a mined docs question copies its heading."""
 DOCS_RECIPES = {
     "docs4": (DocsRecipe(), DOCS_MIX),
-    "docs5": (DocsRecipe(other_pages=True), (*DOCS_MIX[:2], *WIDE_REPLAY)),
-    "docs6": (DocsRecipe(other_pages=True, headless_share=1 / 3), (*DOCS_MIX[:2], *WIDE_REPLAY)),
-    "docs7": (DocsRecipe(other_pages=True, headless_share=2 / 3), (*DOCS_MIX[:2], *WIDE_REPLAY)),
+    "docs5": (DocsRecipe(other_pages=True), (*_DOCS_ROWS, *WIDE_REPLAY)),
+    "docs6": (DocsRecipe(other_pages=True, headless_share=1 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
+    "docs7": (DocsRecipe(other_pages=True, headless_share=2 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
 }
 """The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 to docs7 were measured
 and not shipped (training/README.md)."""
