@@ -36,7 +36,7 @@ class OtherPages:
 
     def __init__(self, units: Iterable[tuple[str, TextUnit]]) -> None:
         self._units: list[tuple[str, TextUnit, frozenset[str]]] = []  # path, unit, heading stems
-        self._terms: list[frozenset[str]] = []
+        self._lengths: list[int] = []  # distinct stems per unit
         postings: dict[str, list[int]] = {}
         for path, unit in units:
             if not unit.text.strip():
@@ -44,11 +44,10 @@ class OtherPages:
             terms = frozenset(stems(headed_text(unit.heading_path, unit.text)))
             n = len(self._units)
             self._units.append((path, unit, frozenset(stems(" ".join(unit.heading_path)))))
-            self._terms.append(terms)
+            self._lengths.append(len(terms))
             for term in terms:
                 postings.setdefault(term, []).append(n)
         self._postings = postings
-        self._lengths = [len(terms) for terms in self._terms]
         self._mean = sum(self._lengths) / max(1, len(self._lengths))
 
     def misses(self, question: str, path: str, limit: int = OTHER_PAGE_MISSES) -> list[TextUnit]:
