@@ -2,7 +2,7 @@
 
     python bench/docs_faq.py DOCS_FAQ [--role heldout|tune] [--model LABEL=PATH|rev:REV ...]
         [--kinds faq,heading] [--budget low|mid|high] [--workdir DIR] [--dump FILE]
-        [--without-section-reading]
+        [--without-section-reading] [--one-hop-patience N]
 
 DOCS_FAQ is `traindata/docs_faq`. The pages of the role's repositories (`training.docs_split`) are written
 out as Markdown files, one repository each, indexed and embedded as `citeline index` and `citeline embed`
@@ -104,6 +104,11 @@ def _record(
         ),
         "section": any(heading in {norm_key(h) for h in s["heading"].split(" > ")} for s in on_page),
         "cited": len(cited),
+        "rounds": len(body["trace"]),
+        "route": body["route"],
+        "clause_rounds": [c["round"] for c in body["clauses"]],
+        "timings": body["timings_ms"],
+        "round_timings": [t.get("timings_ms", {}) for t in body["trace"]],
         "cited_on_page": len(on_page),
         "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
         "cited_texts": [(s["heading"], s["text"][:200]) for s in cited],
@@ -218,6 +223,12 @@ def main() -> None:
         action="store_true",
         help="also run the shipped model with no section read on its own (EngineConfig.section_units=0)",
     )
+    ap.add_argument(
+        "--one-hop-patience",
+        type=int,
+        default=None,
+        help="EngineConfig.one_hop_patience for every model (0: no limit; default: the engine's)",
+    )
     args = ap.parse_args()
     repos_named = ROLES[args.role]
     kinds = set(args.kinds.split(","))
@@ -232,6 +243,11 @@ def main() -> None:
         models += [
             (label, _model_path(spec, work), None) for label, spec in (m.split("=", 1) for m in args.model)
         ]
+        if args.one_hop_patience is not None:
+            models = [
+                (label, spec, replace(settings or EngineConfig(), one_hop_patience=args.one_hop_patience))
+                for label, spec, settings in models
+            ]
         repos = []
         for name in repos_named:
             root = work / "pages" / name.replace("/", "__")

@@ -1,7 +1,7 @@
 """Docs QA: search recall, answer hits, citation precision, abstention and latency on a docs question set.
 
     python bench/docs_qa.py QA_JSONL BUNDLE [--split tune|heldout|all] [--budget low|mid|high]
-        [--dump FILE] [--workdir DIR] [--changed-to tip|new] [--limit N]
+        [--dump FILE] [--workdir DIR] [--changed-to tip|new] [--limit N] [--one-hop-patience N]
         [--llm-url URL [--llm-model M] [--llm-budget S]]
 
 QA_JSONL is a question file in the `prometheus_docs/qa_dev.jsonl` format and BUNDLE the git bundle of the
@@ -51,6 +51,7 @@ from api.context import Answering
 from daemon.assembly import ModelNames, build_engine, load_embedder, model_names
 from daemon.config import load_config
 from daemon.services import queue_options
+from engine.config import EngineConfig
 from engine.search import Filters, Retriever, SearchMode
 from engine.store import load_answer
 from indexer.database import Connection, Database, open_database
@@ -81,15 +82,23 @@ def _bundle_head(bundle: Path) -> str:
 class _Run:
     """One bench run's collaborators: the clone, the database, the answering callable and the embedder."""
 
-    def __init__(self, clone: Path, database: Database, config: Any, budget: str, models: ModelNames) -> None:
-        self.clone, self.database, self.budget = clone, database, budget
+    def __init__(
+        self,
+        clone: Path,
+        database: Database,
+        config: Any,
+        budget: str,
+        models: ModelNames,
+        settings: EngineConfig | None = None,
+    ) -> None:
+        self.clone, self.database, self.budget, self.settings = clone, database, budget, settings
         self.repo = Repository(clone.name, clone)
         self.options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
         self.queue: QueueOptions = queue_options(config)
         self.retriever: Retriever
         self.answering: Answering
         self.retrieval = config.retrieval
-        engine = build_engine(database, models, config.retrieval)
+        engine = build_engine(database, models, config.retrieval, settings)
         self.retriever, self.answering = engine.retriever, engine.answer
         self.embedder: EmbeddingModel = load_embedder(config)
 
@@ -136,7 +145,7 @@ class _Run:
         self, conn: Connection, models: ModelNames, rows: list[QARow], split: dict[str, str]
     ) -> list[Record]:
         """Ask `rows` again with an engine built on `models`, the answer store emptied before and after."""
-        engine = build_engine(self.database, models, self.retrieval)
+        engine = build_engine(self.database, models, self.retrieval, self.settings)
         answering, self.answering = self.answering, engine.answer
         conn.execute("DELETE FROM answers")
         engine.answer("warm-up: what is this about", self.budget, Filters())
@@ -228,6 +237,12 @@ def main() -> None:
         "--workdir", type=Path, default=None, help="keep the clone and index for the next run"
     )
     parser.add_argument("--changed-to", choices=["new", "tip"], default="new")
+    parser.add_argument(
+        "--one-hop-patience",
+        type=int,
+        default=None,
+        help="EngineConfig.one_hop_patience (0: no limit; default: the engine's)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N chosen rows of each kind")
     add_llm_arguments(parser, "also ask the tip rows with the LLM planner on this OpenAI-compatible API base")
     args = parser.parse_args()
@@ -258,7 +273,10 @@ def main() -> None:
         _git(clone, "checkout", "-q", "--detach", tip)
         database = open_database(None, work / "db")
         models = model_names(config)
-        run = _Run(clone, database, config, args.budget, models if llm is None else replace(models, llm=None))
+        patience = args.one_hop_patience
+        settings = None if patience is None else EngineConfig(one_hop_patience=patience)
+        extractive = models if llm is None else replace(models, llm=None)
+        run = _Run(clone, database, config, args.budget, extractive, settings)
         with database.connect() as conn:
             written, seconds = run.sync(conn)
             print(

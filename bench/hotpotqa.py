@@ -1,7 +1,7 @@
 """HotpotQA distractor dev: one-step retrieval versus the IRCoT loop, citation precision, abstention, latency.
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
-        [--workdir DIR] [--dump FILE] [--context always|dependent|never]
+        [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--one-hop-patience N]
         [--llm-url URL [--llm-model M] [--llm-budget S] [--compare-llm]]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
@@ -216,6 +216,12 @@ def main() -> None:
         "--dump", type=Path, default=None, help="write each question's citations as JSON lines"
     )
     parser.add_argument(
+        "--one-hop-patience",
+        type=int,
+        default=EngineConfig().one_hop_patience,
+        help="EngineConfig.one_hop_patience (0: a one-hop question runs every round its budget allows)",
+    )
+    parser.add_argument(
         "--workdir",
         type=Path,
         default=None,
@@ -268,7 +274,7 @@ def main() -> None:
                 embedder,
                 entailment=entailment,
                 relevance=relevance,
-                config=EngineConfig(store=False),
+                config=EngineConfig(store=False, one_hop_patience=args.one_hop_patience),
                 pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
                 planner=planner,
             )

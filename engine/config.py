@@ -40,6 +40,9 @@ class EngineConfig:
     section_units: int = 8
     """How many units of the best-rated sentence's section a first round holds and reads on their own
     (0: none); see `Rounds._read_section`."""
+    one_hop_patience: int = 1
+    """How many rounds a one-hop question may run while no clause of it is verified (0: as many as its
+    budget allows); see `Rounds.loop`."""
 
     def rounds_for(self, budget: Budget) -> int:
         """The most rounds a question on `budget` may run: 3 on low, 5 on mid, `max_rounds` at most."""

@@ -68,13 +68,25 @@ class Rounds:
         self.round(state, result, [state.question], first, final=True, retrieve_ms=ms)
 
     def loop(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
-        """The ReasonPath: rounds until the planner is done, coverage is met, or `state.max_rounds` ran."""
+        """The ReasonPath: rounds until the planner is done, coverage is met, or `state.max_rounds` ran.
+
+        A one-hop question stops once `EngineConfig.one_hop_patience` rounds have verified none of its
+        clauses: its own retrieval, read sentence by sentence and section by section, held what answers it
+        if anything indexed does, and a later round's subquery only reaches further from the question, to
+        near misses that cost an answer its precision and the reader the wait.
+        """
         queries, hits = [state.question], first
+        patience = self.config.one_hop_patience
         for number in range(1, state.max_rounds + 1):
             state.round = number
             final = number == state.max_rounds
             going_on, next_queries = self.round(state, result, queries, hits, final=final, retrieve_ms=ms)
             if not going_on or final:
+                return
+            if state.shape.hops == 1 and not result.clauses and 0 < patience <= number:
+                result.notes.append(
+                    f"a one-hop question with no verified clause after {number} round(s): stopped"
+                )
                 return
             started = time.perf_counter()
             queries, hits = next_queries, self._gather(state, next_queries)

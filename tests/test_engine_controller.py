@@ -24,7 +24,9 @@ from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
-from tests.engine_support import ContainmentNLI, index_docs
+from tests.engine_support import DOCS, ContainmentNLI, index_docs
+
+DOCS_TEXT = " ".join(DOCS.values()).lower()
 
 
 @pytest.fixture
@@ -113,6 +115,43 @@ def test_loop_is_bounded_and_never_repeats_a_search(
     subqueries = result.trace[1:]  # a comparison's first round keeps its whole first retrieval
     assert all(len(t.new_evidence) <= 2 * len(t.queries) for t in subqueries)  # cap per subquery
     assert sum(len(t.new_evidence) for t in result.trace) == 4  # cap on all evidence held
+
+
+class Searching:
+    """Proposes nothing and always asks for a fresh search: a question nothing indexed answers."""
+
+    name = "searching"
+
+    def plan(self, state: PlannerState, *, final: bool) -> Plan:
+        return Plan([], [] if final else [f"kitchen oven {state.round}"], False)
+
+
+@pytest.mark.parametrize(("patience", "rounds"), [(1, 1), (2, 2), (0, 5)])
+def test_a_one_hop_question_with_nothing_verified_stops_after_its_patience(
+    patience: int, rounds: int, new_engine: Callable[..., AnswerEngine], indexed: Path
+) -> None:
+    config = EngineConfig(store=False, one_hop_patience=patience)
+    engine = new_engine(entailment=ContainmentNLI(), planner=Searching(), config=config)
+    result = engine.answer("what temperature suits a sourdough starter")
+    assert result.route is Route.REASON and "temperature" not in DOCS_TEXT
+    assert result.status is Status.INSUFFICIENT
+    assert len(result.trace) == rounds
+    stopped = [n for n in result.notes if "one-hop question with no verified clause" in n]
+    assert stopped == (
+        []
+        if patience == 0
+        else [f"a one-hop question with no verified clause after {rounds} round(s): stopped"]
+    )
+
+
+def test_a_multi_hop_question_is_not_stopped_by_one_hop_patience(
+    new_engine: Callable[..., AnswerEngine], indexed: Path
+) -> None:
+    engine = new_engine(entailment=ContainmentNLI(), planner=Searching(), config=EngineConfig(store=False))
+    result = engine.answer("Which bowl is older, the Rose Bowl or the Sugar Bowl?")
+    assert result.route is Route.REASON
+    assert len(result.trace) == 5
+    assert not [n for n in result.notes if "one-hop" in n]
 
 
 @pytest.mark.parametrize(
