@@ -2,6 +2,7 @@
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
         [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--one-hop-patience N]
+        [--answer-check none|PATH]
         [--llm-url URL [--llm-model M] [--llm-budget S] [--compare-llm]]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
@@ -49,7 +50,7 @@ from llm_compare import (
 
 from engine.answers import Answer, Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
-from engine.crossencoders import CrossEncoderPrecision, load_relevance
+from engine.crossencoders import CrossEncoderPrecision, load_answer_check, load_relevance
 from engine.routing import shape
 from engine.search import Retriever
 from indexer.database import open_database
@@ -216,6 +217,11 @@ def main() -> None:
         "--dump", type=Path, default=None, help="write each question's citations as JSON lines"
     )
     parser.add_argument(
+        "--answer-check",
+        default="",
+        help='the answer check: a folder or name, "none" for none (default: the shipped one)',
+    )
+    parser.add_argument(
         "--one-hop-patience",
         type=int,
         default=EngineConfig().one_hop_patience,
@@ -266,6 +272,12 @@ def main() -> None:
         if args.relevance_model and not args.no_models:
             relevance = load_relevance(args.relevance_model, precision=CrossEncoderPrecision(args.precision))
         relevance = None if args.no_rerank else relevance
+        precision = CrossEncoderPrecision(args.precision)
+        check = (
+            None
+            if args.no_models or args.answer_check == "none"
+            else load_answer_check(args.answer_check or None, precision=precision)
+        )
         retriever = Retriever(database, embedder, relevance)
         engines = {
             label: AnswerEngine(
@@ -275,6 +287,7 @@ def main() -> None:
                 entailment=entailment,
                 relevance=relevance,
                 config=EngineConfig(store=False, one_hop_patience=args.one_hop_patience),
+                answer_check=check,
                 pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
                 planner=planner,
             )

@@ -26,13 +26,20 @@ from daemon.config import Config, ConfigError, PlannerKind, load_config
 from engine.answers import Answer
 from engine.config import EngineConfig
 from engine.controller import AnswerEngine, answer
-from engine.crossencoders import CrossEncoderPrecision, RelevanceModel, load_entailment, load_relevance
+from engine.crossencoders import (
+    CrossEncoderPrecision,
+    RelevanceModel,
+    load_answer_check,
+    load_entailment,
+    load_relevance,
+)
 from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.search import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Database, open_database
 from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
 
 __all__ = [
+    "NO_MODEL",
     "Engine",
     "ModelNames",
     "build_engine",
@@ -47,6 +54,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+NO_MODEL = "none"
+"""A model setting that turns an optional model off (`[models] answer_check = "none"`)."""
 log = structlog.get_logger(__name__)
 
 
@@ -94,6 +103,8 @@ class ModelNames:
     llm: LLMConfig | None = None
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
+    answer_check: str = ""
+    """"none": no answer check."""
 
 
 def model_names(config: Config) -> ModelNames:
@@ -119,6 +130,7 @@ def model_names(config: Config) -> ModelNames:
         llm,
         config.models.embedder_runtime,
         config.models.cross_encoder_precision,
+        config.models.answer_check,
     )
 
 
@@ -211,6 +223,13 @@ def build_engine(
     entailment = _shipped_or_named(
         partial(load_entailment, precision=precision), models.entailment, "models.entailment"
     )
+    check = (
+        None
+        if models.answer_check == NO_MODEL
+        else _shipped_or_named(
+            partial(load_answer_check, precision=precision), models.answer_check, "models.answer_check"
+        )
+    )
     retriever = Retriever(database, embedder, reranker, retrieval)
     planner = LLMPlanner(models.llm) if models.llm is not None else None
     answers = AnswerEngine(
@@ -222,5 +241,6 @@ def build_engine(
         planner=planner,
         pool=retriever.pool,
         config=engine,
+        answer_check=check,
     )
     return Engine(retriever, answers, planner)

@@ -87,6 +87,9 @@ class ModelsConfig:
     for a named one; `torch-bf16`, `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
+    answer_check: str = ""
+    """The verifier's second reading of a clause's sources, trained on docs to refuse near misses
+    (`engine.crossencoders.load_answer_check`); "none" answers without it."""
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     """What the reranker and entailment model compute in on a CPU: `auto` is bfloat16 where the CPU has it
     in hardware, else float32."""

@@ -42,6 +42,7 @@ class AnswerEngine:
     """Answers questions over one citeline database; models are injected, one instance per process."""
 
     __slots__ = (
+        "_check",
         "_config",
         "_database",
         "_embedder",
@@ -63,9 +64,11 @@ class AnswerEngine:
         planner: Planner | None = None,
         config: EngineConfig | None = None,
         pool: ConnectionPool[Connection] | None = None,
+        answer_check: RelevanceModel | None = None,
     ) -> None:
         """`pool` (the retriever's, shared) serves the engine's own queries; without it each opens a
-        connection of its own on `database`."""
+        connection of its own on `database`. `answer_check` is the verifier's second reading of a clause's
+        sources (`VerifyConfig.min_answer_check`)."""
         self._database = database
         self._pool = pool
         self._retriever = retriever
@@ -74,6 +77,12 @@ class AnswerEngine:
         self._relevance = relevance
         self._planner: Planner = planner or ExtractivePlanner()
         self._config = config or EngineConfig()
+        self._check = answer_check
+
+    @property
+    def answer_check(self) -> RelevanceModel | None:
+        """The verifier's answer check (`VerifyConfig.min_answer_check`); None when answers go without one."""
+        return self._check
 
     def _connect(self) -> AbstractContextManager[Connection]:
         return self._database.connect() if self._pool is None else self._pool.connection()
@@ -149,7 +158,8 @@ class AnswerEngine:
             pool.contexts.update(fetch_contexts(conn, [h.sentence_id for hits in found for h in hits]))
         for hits in found:
             pool.add(hits, 1, config.hits_per_subquery)
-        verifier = Verifier(self._entailment, self._relevance, config.verify.for_budget(Budget.HIGH))
+        verify = config.verify.for_budget(Budget.HIGH)
+        verifier = Verifier(self._entailment, self._relevance, verify, self._check)
         verdicts = verifier.verify(stored.question, proposals, pool)
         if not all(v.accepted for v in verdicts):
             return None
@@ -182,7 +192,7 @@ class AnswerEngine:
             self._planner,
             self._relevance,
             config,
-            Verifier(self._entailment, self._relevance, config.verify.for_budget(budget)),
+            Verifier(self._entailment, self._relevance, config.verify.for_budget(budget), self._check),
             lambda query, k: self._search(query, k, filters),
             None if isinstance(self._planner, ExtractivePlanner) else ExtractivePlanner(),
             rescue=isinstance(self._planner, LLMPlanner),

@@ -26,13 +26,14 @@ __all__ = [
     "EntailmentModel",
     "EntailmentScores",
     "RelevanceModel",
+    "load_answer_check",
     "load_entailment",
     "load_relevance",
     "nli_label_order",
 ]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Shipped models: ``entailment/`` (3 classes) and ``relevance/`` (1 score)."""
+"""Shipped models: ``entailment/`` (3 classes), ``relevance/`` and ``answer_check/`` (1 score each)."""
 
 _NLI_PREFIXES = ("entail", "neutral", "contradict")
 
@@ -203,4 +204,21 @@ def load_relevance(
 ) -> RelevanceModel:
     """Shipped relevance model (offline) when ``name_or_path`` is None, else any reranking CrossEncoder."""
     encoder = _load_cross_encoder(name_or_path, "relevance", batch_size, device, precision)
+    return _Relevance(encoder, batch_size)
+
+
+def load_answer_check(
+    name_or_path: str | None = None,
+    *,
+    batch_size: int = 32,
+    device: str | None = None,
+    precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO,
+) -> RelevanceModel:
+    """Shipped answer check (offline) when ``name_or_path`` is None, else any reranking CrossEncoder.
+
+    The answer check is a second relevance model, trained on docs only to refuse near misses (a passage on
+    another page, or another section of the same page, that shares the question's words but does not answer
+    it); the verifier asks it about a clause's sources once the relevance model has let them through
+    (`VerifyConfig.min_answer_check`)."""
+    encoder = _load_cross_encoder(name_or_path, "answer_check", batch_size, device, precision)
     return _Relevance(encoder, batch_size)

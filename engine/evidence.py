@@ -89,6 +89,8 @@ class EvidencePool:
     it, from 0 to 1."""
     own_ratings: dict[str, dict[int, float]] = field(default_factory=dict)
     """Per question: how well a sentence answers it read on its own (`rate_own`), from 0 to 1."""
+    check_ratings: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Per question (or part): the answer check's rating of a cited sentence (`rate_check`), from 0 to 1."""
     _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
     def add(self, hits: Iterable[Hit], round_number: int, limit: int) -> list[Hit]:
@@ -146,6 +148,12 @@ class EvidencePool:
         leaves its subject to the heading ("It lives in the target folder." under "Build cache").
         """
         return _rate_into(self.ratings.setdefault(query, {}), query, model, hits, lambda h: h.headed_text)
+
+    def rate_check(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
+        """Rate each of `hits` not yet so rated with the answer check (`load_answer_check`), read as the
+        relevance model reads it (`Hit.headed_text`); returns every such rating for `query`."""
+        rated = self.check_ratings.setdefault(query, {})
+        return _rate_into(rated, query, model, hits, lambda h: h.headed_text)
 
     def rate_own(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
         """Rate each of `hits` not yet so rated for how well it answers `query` on its own: without its

@@ -7,7 +7,9 @@ sentence, hypothesis = the clause), key-term coverage (the clause's content word
 its supports: NLI models forgive a wrong number more often than one would like) and contradiction (NLI against
 the other related evidence and the clauses already accepted). Every pair of every clause goes to the models in
 one batch per model. Acceptance is strict on purpose, precision over recall: the required number of entailing
-references, no contradiction, coverage, and a composite at or above the threshold.
+references, no contradiction, coverage, and a composite at or above the threshold. With an answer check (a
+second, docs-trained relevance model), a clause whose sources it reads as a near miss is refused too; it is
+asked only about the sources of a clause that passed the relevance floor, so it can veto but never choose.
 """
 
 from __future__ import annotations
@@ -46,17 +48,20 @@ class _Job:
 class Verifier:
     """Runs the stages over a batch of proposals; models are injected, the entailment model may be absent."""
 
-    __slots__ = ("_config", "_entailment", "_relevance")
+    __slots__ = ("_check", "_config", "_entailment", "_relevance")
 
     def __init__(
         self,
         entailment: EntailmentModel | None,
         relevance: RelevanceModel | None = None,
         config: VerifyConfig | None = None,
+        check: RelevanceModel | None = None,
     ) -> None:
+        """`check` is the answer check (`VerifyConfig.min_answer_check`); without it nothing is checked."""
         self._entailment = entailment
         self._relevance = relevance
         self._config = config or VerifyConfig()
+        self._check = check
 
     @property
     def config(self) -> VerifyConfig:
@@ -113,7 +118,7 @@ class Verifier:
         nli = self._entailment.predict(pairs) if self._entailment is not None and pairs else []
         support_texts = list({h.sentence_id: h for j in jobs for h in j.candidates}.values())
         relevance = self._relevance_scores(question, support_texts, pool)
-        return [self._decide(job, nli, relevance, pool) for job in jobs]
+        return [self._decide(question, job, nli, relevance, pool) for job in jobs]
 
     def _same_subject(self, job: _Job, text: str) -> bool:
         """Whether `text` is about the clause's subject, so that a contradiction can mean anything: each
@@ -139,7 +144,12 @@ class Verifier:
         return {h.sentence_id: min(1.0, max(0.0, s)) for h, s in zip(hits, scores, strict=True)}
 
     def _decide(
-        self, job: _Job, nli: list[EntailmentScores], relevance: dict[int, float], pool: EvidencePool
+        self,
+        question: str,
+        job: _Job,
+        nli: list[EntailmentScores],
+        relevance: dict[int, float],
+        pool: EvidencePool,
     ) -> Verdict:
         config, proposal = self._config, job.proposal
         contradiction = Conflict(0.0)
@@ -232,11 +242,29 @@ class Verifier:
         if self._relevance is not None and max(rels) < floor:
             reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
             return Verdict(proposal, Stage.RELEVANCE, reason)
+        checked = self._checked(question, proposal, supports, pool)
+        if checked is not None and checked < config.min_answer_check:
+            reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
+            return Verdict(proposal, Stage.RELEVANCE, reason)
         if verification.composite < config.threshold:
             return Verdict(
                 proposal, Stage.COMPOSITE, f"composite {verification.composite:.2f} below {config.threshold}"
             )
         return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
+
+    def _checked(
+        self, question: str, proposal: Proposal, supports: list[Hit], pool: EvidencePool
+    ) -> float | None:
+        """The answer check's best rating of `supports` for the question or the part the clause answers;
+        None when there is no check to ask, or the clause is a bridge's later hop."""
+        if self._check is None or proposal.linked or not supports:
+            return None
+        rated = pool.rate_check(question, self._check, supports)
+        best = max(rated[h.sentence_id] for h in supports)
+        if proposal.asks:
+            asked = pool.rate_check(proposal.asks, self._check, supports)
+            best = max(best, *(asked[h.sentence_id] for h in supports))
+        return best
 
 
 def _needed(clause: str, candidates: list[Hit], pool: EvidencePool) -> list[Hit]:

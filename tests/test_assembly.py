@@ -78,6 +78,18 @@ def test_the_answer_engine_queries_through_the_retrievers_pool(
     assert database.opened == 0, "the store lookup, every round and the stored answer went through the pool"
 
 
+@pytest.mark.parametrize("setting", ["", "none"])
+def test_the_answer_check_is_the_shipped_one_unless_the_configuration_says_none(
+    setting: str, clean_database: Database
+) -> None:
+    engine = build_engine(clean_database, ModelNames(answer_check=setting))
+    try:
+        check = engine.engine.answer_check
+    finally:
+        engine.close()
+    assert (check is None) == (setting == "none")
+
+
 @pytest.mark.parametrize("command", ["serve", "api"])
 def test_a_malformed_api_key_stops_the_api_commands_with_one_line(
     command: str,
@@ -103,6 +115,7 @@ def test_a_malformed_api_key_stops_the_api_commands_with_one_line(
     [
         ("MODELS__RERANKER", ["ask", "Where is the build cache?"]),
         ("MODELS__ENTAILMENT", ["ask", "Where is the build cache?"]),
+        ("MODELS__ANSWER_CHECK", ["ask", "Where is the build cache?"]),
         ("MODELS__EMBEDDER", ["ask", "Where is the build cache?"]),
         ("MODELS__EMBEDDER", ["search", "build cache"]),
         ("MODELS__RERANKER", ["search", "build cache"]),

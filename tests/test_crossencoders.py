@@ -21,6 +21,7 @@ from engine.crossencoders import (
     EntailmentModel,
     EntailmentScores,
     RelevanceModel,
+    load_answer_check,
     load_entailment,
     load_relevance,
     nli_label_order,
@@ -134,7 +135,8 @@ def test_bad_batch_size_is_refused(tmp_path: Path) -> None:
 
 # --- shipped weights -------------------------------------------------------------------------------------
 
-_SHIPPED = all((WEIGHTS_DIR / kind / "README.md").is_file() for kind in ("entailment", "relevance"))
+_KINDS = ("entailment", "relevance", "answer_check")
+_SHIPPED = all((WEIGHTS_DIR / kind / "README.md").is_file() for kind in _KINDS)
 shipped = pytest.mark.skipif(not _SHIPPED, reason="engine/weights/ not trained and committed yet (issue 4)")
 
 
@@ -150,7 +152,7 @@ def shipped_rel() -> RelevanceModel:
 
 @shipped
 def test_shipped_weights_are_small_and_offline_loadable() -> None:
-    for kind in ("entailment", "relevance"):
+    for kind in _KINDS:
         files = list((WEIGHTS_DIR / kind).iterdir())
         assert (WEIGHTS_DIR / kind / "README.md").is_file()
         assert sum(f.stat().st_size for f in files) < 60 * 2**20
@@ -207,7 +209,17 @@ def test_shipped_relevance_ranks_the_answering_passage_first(shipped_rel: Releva
 
 
 @shipped
-@pytest.mark.parametrize("loader", [load_entailment, load_relevance])
+def test_shipped_answer_check_rates_the_answer_above_a_near_miss_from_another_page() -> None:
+    check = load_answer_check(device="cpu")
+    question = "How do I reload the gateway configuration?"
+    answer = "Configuration > Reloading: Send SIGHUP to the gateway process to reload its configuration."
+    near_miss = "Logging > Log files: The gateway writes its logs to /var/log/gateway."
+    rated_answer, rated_miss = check.score(question, [answer, near_miss])
+    assert rated_answer > 0.5 > rated_miss, (rated_answer, rated_miss)
+
+
+@shipped
+@pytest.mark.parametrize("loader", [load_entailment, load_relevance, load_answer_check])
 def test_auto_precision_computes_in_bfloat16_only_where_the_cpu_has_it(
     monkeypatch: pytest.MonkeyPatch, loader: Any
 ) -> None:

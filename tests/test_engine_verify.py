@@ -274,3 +274,65 @@ def test_a_later_hop_reached_through_a_finding_is_held_to_the_lower_relevance_fl
     verdicts = verifier.verify("how big is the Acme bridge's river", [unlinked, linked], _pool(embedder))
     assert not verdicts[0].accepted and "bear on the question" in verdicts[0].reason
     assert verdicts[1].accepted, verdicts[1].reason
+
+
+class _ScriptedCheck:
+    """An answer check that rates by the passage: listed substrings get their score, anything else 0.9.
+    Records what it read, to show it reads the sentence under its heading path."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+        self.read: list[tuple[str, str]] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.read += [(query, p) for p in passages]
+        return [next((v for k, v in self.scores.items() if k in p), 0.9) for p in passages]
+
+
+def test_a_near_miss_the_relevance_model_lets_through_is_refused_by_the_answer_check(
+    embedder: EmbeddingModel,
+) -> None:
+    check = _ScriptedCheck({"spans the Blue river": 0.04})
+    verifier = Verifier(ScriptedNLI(), _FixedRelevance(0.9), check=check)
+    near_miss, answer = Proposal(SENTENCES[1], support_ids=(2,)), Proposal(SENTENCES[0], support_ids=(1,))
+    verdicts = verifier.verify("when was the Acme bridge opened", [near_miss, answer], _pool(embedder))
+    assert not verdicts[0].accepted and verdicts[0].stage is Stage.RELEVANCE
+    assert verdicts[0].reason == "the answer check reads its sources as a near miss (0.04)"
+    assert verdicts[1].accepted, verdicts[1].reason
+    assert ("when was the Acme bridge opened", f"Doc: {SENTENCES[1]}") in check.read
+
+
+def test_without_an_answer_check_or_on_a_later_hop_nothing_is_checked(embedder: EmbeddingModel) -> None:
+    near_miss = Proposal(SENTENCES[1], support_ids=(2,))
+    unchecked = Verifier(ScriptedNLI(), _FixedRelevance(0.9)).verify(
+        "when was it opened", [near_miss], _pool(embedder)
+    )
+    assert unchecked[0].accepted, unchecked[0].reason
+    check = _ScriptedCheck({"spans the Blue river": 0.04})
+    linked = Proposal(SENTENCES[1], support_ids=(2,), linked=True)
+    verdicts = Verifier(ScriptedNLI(), _FixedRelevance(0.9), check=check).verify(
+        "when was it opened", [linked], _pool(embedder)
+    )
+    assert verdicts[0].accepted, verdicts[0].reason
+    assert check.read == []
+
+
+def test_the_answer_check_reads_the_part_a_clause_answers_too(embedder: EmbeddingModel) -> None:
+    """A clause answering one part of a two-part question passes when the check rates it high for that
+    part, as the relevance floor reads it."""
+
+    class ByQuery:
+        def score(self, query: str, passages: Sequence[str]) -> list[float]:
+            return [0.8 if query == "when was it opened" else 0.02 for _ in passages]
+
+    proposal = Proposal(SENTENCES[0], support_ids=(1,), asks="when was it opened")
+    question = "when was the Acme bridge opened, and what river does it span"
+    verdicts = Verifier(ScriptedNLI(), _FixedRelevance(0.9), check=ByQuery()).verify(
+        question, [proposal], _pool(embedder)
+    )
+    assert verdicts[0].accepted, verdicts[0].reason
+    alone = Proposal(SENTENCES[0], support_ids=(1,))
+    refused = Verifier(ScriptedNLI(), _FixedRelevance(0.9), check=ByQuery()).verify(
+        question, [alone], _pool(embedder)
+    )
+    assert not refused[0].accepted and "near miss" in refused[0].reason
