@@ -201,24 +201,20 @@ def load_relevance(
     batch_size: int = 32,
     device: str | None = None,
     precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO,
+    shipped: str = "relevance",
 ) -> RelevanceModel:
-    """Shipped relevance model (offline) when ``name_or_path`` is None, else any reranking CrossEncoder."""
-    encoder = _load_cross_encoder(name_or_path, "relevance", batch_size, device, precision)
+    """Shipped relevance model (offline) when ``name_or_path`` is None, else any reranking CrossEncoder;
+    `shipped` names the folder of ``WEIGHTS_DIR`` a shipped one comes from."""
+    encoder = _load_cross_encoder(name_or_path, shipped, batch_size, device, precision)
     return _Relevance(encoder, batch_size)
 
 
-def load_answer_check(
-    name_or_path: str | None = None,
-    *,
-    batch_size: int = 32,
-    device: str | None = None,
-    precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO,
-) -> RelevanceModel:
-    """Shipped answer check (offline) when ``name_or_path`` is None, else any reranking CrossEncoder.
+def load_answer_check(name_or_path: str | None = None, **options: Any) -> RelevanceModel:
+    """Shipped answer check (offline) when ``name_or_path`` is None, else any reranking CrossEncoder;
+    `options` as `load_relevance` takes them.
 
     The answer check is a second relevance model, trained on docs only to refuse near misses (a passage on
     another page, or another section of the same page, that shares the question's words but does not answer
     it); the verifier asks it about a clause's sources once the relevance model has let them through
     (`VerifyConfig.min_answer_check`)."""
-    encoder = _load_cross_encoder(name_or_path, "answer_check", batch_size, device, precision)
-    return _Relevance(encoder, batch_size)
+    return load_relevance(name_or_path, shipped="answer_check", **options)

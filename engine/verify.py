@@ -8,8 +8,9 @@ its supports: NLI models forgive a wrong number more often than one would like) 
 the other related evidence and the clauses already accepted). Every pair of every clause goes to the models in
 one batch per model. Acceptance is strict on purpose, precision over recall: the required number of entailing
 references, no contradiction, coverage, and a composite at or above the threshold. With an answer check (a
-second, docs-trained relevance model), a clause whose sources it reads as a near miss is refused too; it is
-asked only about the sources of a clause that passed the relevance floor, so it can veto but never choose.
+second, docs-trained relevance model), a clause that passed every other stage is refused when the check reads
+its sources as a near miss: it is asked about nothing else (one call per such clause), so it can veto but
+never choose.
 """
 
 from __future__ import annotations
@@ -242,14 +243,14 @@ class Verifier:
         if self._relevance is not None and max(rels) < floor:
             reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
             return Verdict(proposal, Stage.RELEVANCE, reason)
-        checked = self._checked(question, proposal, supports, pool)
-        if checked is not None and checked < config.min_answer_check:
-            reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
-            return Verdict(proposal, Stage.RELEVANCE, reason)
         if verification.composite < config.threshold:
             return Verdict(
                 proposal, Stage.COMPOSITE, f"composite {verification.composite:.2f} below {config.threshold}"
             )
+        checked = self._checked(question, proposal, supports, pool)  # last: only a clause that would pass
+        if checked is not None and checked < config.min_answer_check:
+            reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
+            return Verdict(proposal, Stage.RELEVANCE, reason)
         return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
 
     def _checked(
