@@ -104,7 +104,7 @@ class ModelNames:
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     answer_check: str = ""
-    """"none": no answer check."""
+    """Empty: the shipped answer check; `NO_MODEL` ("none"): answers go without one."""
 
 
 def model_names(config: Config) -> ModelNames:
