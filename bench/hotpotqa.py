@@ -266,13 +266,11 @@ def main() -> None:
                     "SELECT s.id, s.text, d.path FROM sentences s JOIN documents d ON d.id = s.document_id"
                 ).fetchall()
             }
-        entailment, relevance = (
-            (None, None) if args.no_models else optional_models(CrossEncoderPrecision(args.precision))
-        )
-        if args.relevance_model and not args.no_models:
-            relevance = load_relevance(args.relevance_model, precision=CrossEncoderPrecision(args.precision))
-        relevance = None if args.no_rerank else relevance
         precision = CrossEncoderPrecision(args.precision)
+        entailment, relevance = (None, None) if args.no_models else optional_models(precision)
+        if args.relevance_model and not args.no_models:
+            relevance = load_relevance(args.relevance_model, precision=precision)
+        relevance = None if args.no_rerank else relevance
         check = (
             None
             if args.no_models or args.answer_check == "none"
