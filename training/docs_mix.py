@@ -37,6 +37,7 @@ from indexer.segment import markdown_units
 from training.data import RelRow, norm_key, read_jsonl
 from training.docs_misses import OtherPages
 from training.docs_queries import reworded
+from training.docs_recipe import DocsRecipe
 from training.docs_split import role
 from training.docs_text import in_paragraph, same_key
 
@@ -179,21 +180,10 @@ def pairs_for_row(
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class DocsRecipe:
-    """What a docs mix adds to the mined rows: near misses from other pages for question rows, and a share
-    of rows read with no heading at all."""
-
-    other_pages: bool = False
-    headless_share: float = 0.0
-    """The share of rows (drawn once per row with a seed) whose every passage, answer and near misses alike,
-    is read without its heading path: such a row is told apart by what its passages say, as a paraphrased
-    question must be, and no heading sits over a negative only."""
+_PLAIN = DocsRecipe()
 
 
-def load_docs(
-    file: Path, roles: tuple[str, ...] = ("train",), recipe: DocsRecipe = DocsRecipe()
-) -> list[RelRow]:
+def load_docs(file: Path, roles: tuple[str, ...] = ("train",), recipe: DocsRecipe = _PLAIN) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
     corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question;
     its query is that question as mined or reworded (``reworded``, drawn per group)."""

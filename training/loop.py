@@ -58,6 +58,7 @@ class TrainConfig:
     freeze_layers: int = (
         0  # the embeddings and this many lower encoder layers stay as they are (cheaper steps)
     )
+    freeze_word_embeddings: bool = False  # the token embedding table stays as it is (the rest all trains)
 
 
 def base_model_path() -> Path:
@@ -126,11 +127,17 @@ def _encode(
     return {k: v.to(device) for k, v in enc.items()}
 
 
-def freeze_lower_layers(model: PreTrainedModel, layers: int) -> int:
+def freeze_lower_layers(model: PreTrainedModel, layers: int, word_embeddings: bool = False) -> int:
     """Stop gradients at the embeddings and the lower ``layers`` encoder layers (a BERT-style encoder's
-    ``embeddings`` and ``encoder.layer.N``); returns how many tensors were frozen."""
+    ``embeddings`` and ``encoder.layer.N``), and with ``word_embeddings`` at the token embedding table
+    alone when no layer is frozen; returns how many tensors were frozen."""
     if layers <= 0:
-        return 0
+        frozen = 0
+        for name, param in model.named_parameters():
+            if word_embeddings and name.endswith("embeddings.word_embeddings.weight"):
+                param.requires_grad_(False)
+                frozen += 1
+        return frozen
     frozen = 0
     below = tuple(f"encoder.layer.{i}." for i in range(layers))
     for name, param in model.named_parameters():
@@ -170,11 +177,14 @@ def train(
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
     model.to(cfg.device)
     targets = targets.to(cfg.device)
-    frozen = freeze_lower_layers(model, cfg.freeze_layers)
+    frozen = freeze_lower_layers(model, cfg.freeze_layers, cfg.freeze_word_embeddings)
     if frozen:
-        print(
-            f"frozen: the embeddings and the lower {cfg.freeze_layers} layers ({frozen} tensors)", flush=True
+        what = (
+            f"the embeddings and the lower {cfg.freeze_layers} layers"
+            if cfg.freeze_layers > 0
+            else "the word embeddings"
         )
+        print(f"frozen: {what} ({frozen} tensors)", flush=True)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
     groups = [
         {

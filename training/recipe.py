@@ -101,6 +101,11 @@ def arguments(doc: str) -> argparse.ArgumentParser:
         default=0,
         help="keep the embeddings and this many lower encoder layers as they are (faster steps on a CPU)",
     )
+    ap.add_argument(
+        "--freeze-word-embeddings",
+        action="store_true",
+        help="keep the token embedding table as it is and train the rest (smaller weights to carry back)",
+    )
     return ap
 
 

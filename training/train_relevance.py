@@ -25,9 +25,11 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from training.data import RelRow, Source, load_relevance, norm_key, read_jsonl, sample_groups
-from training.docs_mix import DocsRecipe, load_docs
+from training.docs_recipe import DocsRecipe
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
+from training.pairs import load as load_pairs
+from training.pairs import save as save_pairs
 from training.polar import load_polar
 from training.recipe import Mix, arguments, build, capped, run, use_bf16, write_summary
 from training.train_entailment import EVAL_ONLY as NLI_EVAL_ONLY
@@ -71,11 +73,27 @@ WIDE_REPLAY = (
 )
 """A factoid replay of a third of the docs recipes' pairs instead of a sixth: factoid questions are
 paraphrased, a mined docs question copies its heading."""
+WIDER_REPLAY = (
+    Source("relevance/squad", cap=13_500),
+    Source("relevance/nq", cap=7_200),
+    Source("relevance/multirc", cap=7_200),
+    Source("relevance/trecqa/train.jsonl.gz"),
+)
+"""The wide replay three times over, beside every docs question row and ten times the topic headings: the
+docs6 mix at the scale a lent GPU trains in minutes (``docs6x``)."""
 DOCS_RECIPES = {
     "docs4": (DocsRecipe(), DOCS_MIX),
     "docs5": (DocsRecipe(other_pages=True), (*_DOCS_ROWS, *WIDE_REPLAY)),
     "docs6": (DocsRecipe(other_pages=True, headless_share=1 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
     "docs7": (DocsRecipe(other_pages=True, headless_share=2 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
+    "docs6x": (
+        DocsRecipe(other_pages=True, headless_share=1 / 3),
+        (
+            Source("docs_faq/pairs.jsonl.gz"),
+            Source("docs_faq/heading_overflow.jsonl.gz", cap=30_000),
+            *WIDER_REPLAY,
+        ),
+    ),
 }
 """The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 to docs7 were measured
 and not shipped (training/README.md)."""
@@ -94,7 +112,11 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         first = next(read_jsonl(files[0]), {}) if files else {}
         if "hypothesis" in first:
             return load_polar(path)
-        return load_docs(path, recipe=docs) if "positive" in first else load_relevance(path)
+        if "positive" in first:
+            from training.docs_mix import load_docs  # citeline's parser: only where the mix is built
+
+            return load_docs(path, recipe=docs)
+        return load_relevance(path)
 
     return load
 
@@ -151,6 +173,10 @@ def main() -> None:
     ap.add_argument("--docs", action="store_true", help="the docs mix (docs_faq training repositories)")
     ap.add_argument("--docs-recipe", choices=sorted(DOCS_RECIPES), default="docs4", help="which docs mix")
     ap.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
+    ap.add_argument(
+        "--save-pairs", type=Path, help="build the mix, write it to this file (training.pairs), stop"
+    )
+    ap.add_argument("--pairs", type=Path, help="train on a mix --save-pairs wrote instead of building one")
     args = ap.parse_args()
     cfg = TrainConfig(
         lr=args.lr,
@@ -163,10 +189,26 @@ def main() -> None:
         max_minutes=args.max_minutes,
         bf16=use_bf16(args.bf16, args.device),
         freeze_layers=args.freeze_layers,
+        freeze_word_embeddings=args.freeze_word_embeddings,
     )
     t0 = time.monotonic()
-    recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
-    rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
+    head = {
+        "full": args.full,
+        "polar": args.polar,
+        "docs": args.docs,
+        "docs_recipe": args.docs_recipe if args.docs else None,
+        "start": str(args.start) if args.start else None,
+    }
+    if args.pairs is not None:
+        rows, val, counts, built = load_pairs(args.pairs)
+        head = {**built, "start": head["start"], "pairs_file": args.pairs.name}
+    else:
+        recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
+        rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
+    if args.save_pairs is not None:
+        save_pairs(args.save_pairs, rows, val, counts, {k: v for k, v in head.items() if k != "start"})
+        print(f"wrote {len(rows)} training and {len(val)} validation rows to {args.save_pairs}")
+        return
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
     val_pairs = [(r.query, r.passage) for r in val]
     labels = np.array([r.label == 1 for r in val])
@@ -190,13 +232,6 @@ def main() -> None:
         return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
 
     trained = run(args, cfg, None, [(r.query, r.passage) for r in rows], targets, bce, evaluate, t0)
-    head = {
-        "full": args.full,
-        "polar": args.polar,
-        "docs": args.docs,
-        "docs_recipe": args.docs_recipe if args.docs else None,
-        "start": str(args.start) if args.start else None,
-    }
     write_summary(args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head=head)
 
 

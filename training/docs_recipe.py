@@ -1,0 +1,20 @@
+"""What a docs mix adds to the mined rows, as a plain record: no parser, no engine, so a machine that only
+trains from a pairs file (``training.pairs``) can read the recipes by name without citeline installed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DocsRecipe"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocsRecipe:
+    """What a docs mix adds to the mined rows: near misses from other pages for question rows, and a share
+    of rows read with no heading at all."""
+
+    other_pages: bool = False
+    headless_share: float = 0.0
+    """The share of rows (drawn once per row with a seed) whose every passage, answer and near misses alike,
+    is read without its heading path: such a row is told apart by what its passages say, as a paraphrased
+    question must be, and no heading sits over a negative only."""
