@@ -47,3 +47,10 @@ def test_bfloat16_is_used_on_a_cpu_only_where_it_is_native_and_always_where_aske
     assert use_bf16(False, "cpu") is False
     assert use_bf16(True, "cuda") is True
     assert use_bf16(True, "cpu") is has_native_bf16()
+
+
+def test_freezing_the_word_embeddings_alone_trains_every_layer_and_the_other_embeddings() -> None:
+    model = _tiny()
+    assert freeze_lower_layers(model, 0, word_embeddings=True) == 1
+    frozen = {name for name, p in model.named_parameters() if not p.requires_grad}
+    assert frozen == {"bert.embeddings.word_embeddings.weight"}

@@ -71,10 +71,14 @@ def render(kind: str, training: dict[str, Any], heldout: list[dict[str, Any]]) -
             f" --batch-size {config['batch_size']}" if config["batch_size"] != 32 else "",
             f" --device {config['device']}" if on_gpu else "",
             " --docs" if training.get("docs") else "",
+            f" --docs-recipe {training['docs_recipe']}"
+            if training.get("docs") and training.get("docs_recipe", "docs4") != "docs4"
+            else "",
             " --start BASE" if training.get("start") else "",
             " --bf16" if config.get("bf16") else "",
             f" --lr {config['lr']}" if config.get("lr", 5e-5) != 5e-5 else "",
             f" --freeze-layers {config['freeze_layers']}" if config.get("freeze_layers") else "",
+            " --freeze-word-embeddings" if config.get("freeze_word_embeddings") else "",
             f" --max-minutes {config['max_minutes']:g}" if config.get("max_minutes") and not on_gpu else "",
         ]
     )
