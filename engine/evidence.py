@@ -8,6 +8,7 @@ compares embeddings; all three are fetched once per sentence and shared by every
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ import numpy.typing as npt
 from engine.answers import AnswerClause
 from engine.contexts import SentenceContext, fetch_contexts, leans_on
 from engine.crossencoders import RelevanceModel
-from engine.search import Hit, load_hits
+from engine.search import Hit, headed_text, load_hits
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 
@@ -28,10 +29,11 @@ _OWN_CHARS = 300
 _SECTION_SQL = """
 SELECT u.id FROM sentences s
 JOIN sentences u ON u.document_id = s.document_id AND u.heading_path = s.heading_path AND u.kind <> 'heading'
-WHERE s.id = %s
+WHERE s.id = %s AND u.ordinal >= CASE WHEN %s THEN s.ordinal ELSE 0 END
 ORDER BY u.ordinal
 LIMIT %s
 """
+_ASKS = re.compile(r"\?[\s*_]*$")
 
 
 def cite_companions(conn: Connection, pool: EvidencePool, clauses: list[AnswerClause]) -> None:
@@ -91,6 +93,8 @@ class EvidencePool:
     """Per question: how well a sentence answers it read on its own (`rate_own`), from 0 to 1."""
     check_ratings: dict[str, dict[int, float]] = field(default_factory=dict)
     """Per question (or part): the answer check's rating of a cited sentence (`rate_check`), from 0 to 1."""
+    asked_by: dict[int, str] = field(default_factory=dict)
+    """A unit that answers a question line (`read_under`), by id: that question, read as its sub-heading."""
     _vectors: dict[str, npt.NDArray[np.float32]] = field(default_factory=dict)
 
     def add(self, hits: Iterable[Hit], round_number: int, limit: int) -> list[Hit]:
@@ -147,13 +151,29 @@ class EvidencePool:
         The model reads the sentence under its heading path (`Hit.headed_text`): a docs sentence often
         leaves its subject to the heading ("It lives in the target folder." under "Build cache").
         """
-        return _rate_into(self.ratings.setdefault(query, {}), query, model, hits, lambda h: h.headed_text)
+        return _rate_into(self.ratings.setdefault(query, {}), query, model, hits, self.headed)
 
     def rate_check(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
         """Rate each of `hits` not yet so rated with the answer check (`load_answer_check`), read as the
         relevance model reads it (`Hit.headed_text`); returns every such rating for `query`."""
         rated = self.check_ratings.setdefault(query, {})
-        return _rate_into(rated, query, model, hits, lambda h: h.headed_text)
+        return _rate_into(rated, query, model, hits, self.headed)
+
+    def headed(self, hit: Hit) -> str:
+        """What the cross-encoders read: the sentence under its heading path (`Hit.headed_text`), and under
+        the question line it answers too, when it answers one (`read_under`)."""
+        asked = self.asked_by.get(hit.sentence_id)
+        return headed_text((*hit.heading_path, asked), hit.text) if asked else hit.headed_text
+
+    def read_under(self, question: Hit) -> list[Hit]:
+        """Read the units a question line introduces (`answer_block`) under it from now on, as under a
+        heading, forgetting how they were rated without it; returns them."""
+        block = self.answer_block(question)
+        for hit in block:
+            self.asked_by[hit.sentence_id] = question.text
+            for rated in (*self.ratings.values(), *self.check_ratings.values()):
+                rated.pop(hit.sentence_id, None)
+        return block
 
     def rate_own(self, query: str, model: RelevanceModel, hits: Sequence[Hit]) -> dict[int, float]:
         """Rate each of `hits` not yet so rated for how well it answers `query` on its own: without its
@@ -190,8 +210,11 @@ class EvidencePool:
 
     def hold_section(self, conn: Connection, hit: Hit, round_number: int, limit: int) -> list[Hit]:
         """Hold the first `limit` units of `hit`'s section (its document, under its heading path) that are
-        not held yet; returns every held unit of that section, in document order."""
-        ids = [int(r[0]) for r in conn.execute(_SECTION_SQL, (hit.sentence_id, limit)).fetchall()]
+        not held yet, or, when `hit` is a question, the first `limit` from it on: what a question line of a
+        FAQ introduces is its answer, wherever it sits in a long section. Returns every held unit of those,
+        in document order."""
+        after = self.is_question(hit)
+        ids = [int(r[0]) for r in conn.execute(_SECTION_SQL, (hit.sentence_id, after, limit)).fetchall()]
         missing = [i for i in ids if i not in self.hits]
         if missing:
             self.contexts.update(fetch_contexts(conn, [i for i in missing if i not in self.contexts]))
@@ -207,6 +230,37 @@ class EvidencePool:
         """A heading names a topic and states nothing, so it is never a clause (it still steers retrieval)."""
         context = self.contexts.get(hit.sentence_id)
         return context is not None and context.kind == "heading"
+
+    @staticmethod
+    def is_question(hit: Hit) -> bool:
+        """A sentence that asks ("Can I add a designated timestamp to an existing table?") states nothing
+        either: in a FAQ it is the reader's question, and the answer is what follows it. A question rates
+        high against itself, so without this it would be cited as its own answer."""
+        return hit.kind == "sentence" and _ASKS.search(hit.text) is not None
+
+    def answer_block(self, question: Hit) -> list[Hit]:
+        """The held units that follow `question` in its section, in document order, up to the next question:
+        what a question line introduces, as a heading introduces its section."""
+        after = sorted(
+            (
+                h
+                for h in self.hits.values()
+                if h.document_id == question.document_id
+                and h.heading_path == question.heading_path
+                and h.ordinal > question.ordinal
+            ),
+            key=lambda h: h.ordinal,
+        )
+        block: list[Hit] = []
+        for hit in after:
+            if self.is_question(hit):
+                break
+            block.append(hit)
+        return block
+
+    def states_nothing(self, hit: Hit) -> bool:
+        """A heading or a question: never a clause and never a support (each still steers retrieval)."""
+        return self.is_heading(hit) or self.is_question(hit)
 
     def premise(self, hit: Hit) -> str:
         """The sentence with its previous sentence as context, as the entailment stage reads it."""

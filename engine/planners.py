@@ -143,7 +143,7 @@ class ExtractivePlanner:
 
         def usable(hit: Hit) -> bool:
             return (
-                not state.pool.is_heading(hit)
+                not state.pool.states_nothing(hit)
                 and hit.sentence_id not in used
                 and hit.text.strip().lower() not in rejected
             )
@@ -190,15 +190,18 @@ class ExtractivePlanner:
         The heading path rates the section and the unit's own reading rates the unit: under a heading that
         restates the question, the premise that sets it up and the sentence that answers rate alike, and
         only read on its own does the answer stand out. A unit held with the section and not rated under
-        its heading shares the heading, and so the best-scored sentence's rating there.
+        its heading shares the heading, and so the best-scored sentence's rating there. When the best-rated
+        unit is a question line (a FAQ's question written as a sentence), it marks the section instead, and
+        the choice is among the units it introduces (`EvidencePool.answer_block`).
         """
         if not scored:
             return scored
-        top = scored[0][0]
+        rated = state.pool.ratings.get(state.question, {})
+        top = max(state.pool.hits.values(), key=lambda h: rated.get(h.sentence_id, 0.0))
+        if not state.pool.is_question(top):
+            top = scored[0][0]  # a question line states nothing: it marks where its answer is
         if state.pool.own_rating(state.question, top) is None:
             return scored
-
-        rated = state.pool.ratings.get(state.question, {})
         shared = rated.get(top.sentence_id, 0.0)
 
         def within(item: tuple[Hit, float]) -> float:
@@ -206,13 +209,17 @@ class ExtractivePlanner:
             own = state.pool.own_rating(state.question, item[0]) or 0.0
             return self.relevance_weight * headed + self.own_weight * own
 
+        block = {h.sentence_id for h in state.pool.answer_block(top)} if state.pool.is_question(top) else None
         section = [
             item
             for item in scored
             if item[0].document_id == top.document_id
             and item[0].heading_path == top.heading_path
             and state.pool.own_rating(state.question, item[0]) is not None
+            and (block is None or item[0].sentence_id in block)
         ]
+        if not section:
+            return scored
         best = max(section, key=within)
         return [best, *(item for item in scored if item[0] is not best[0])]
 

@@ -171,6 +171,8 @@ class Rounds:
             return
         with self.connect() as conn:
             section = state.pool.hold_section(conn, best, state.round, self.config.section_units)
+        if state.pool.is_question(best):  # a FAQ's question line: what follows it is read under it
+            state.pool.rate(state.question, self.relevance, state.pool.read_under(best))
         state.pool.rate_own(state.question, self.relevance, section)
 
     def _plan(self, state: PlannerState, trace: RoundTrace, *, final: bool) -> Plan | None:

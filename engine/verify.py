@@ -86,6 +86,7 @@ class Verifier:
             sims = {h.sentence_id: float(cosines[row, i]) for i, h in enumerate(evidence)}
             chosen = [pool.hits[i] for i in proposal.support_ids if i in pool.hits]
             ranked = sorted(evidence, key=lambda h: -sims[h.sentence_id])
+            chosen, ranked = _stating(chosen, pool), _stating(ranked, pool)
             limit = max(config.supports_per_clause, len(chosen))
             candidates = list({h.sentence_id: h for h in chosen + ranked}.values())[:limit]
             job = _Job(proposal, candidates if proposal.need is not ReferenceNeed.NONE else [], sims)
@@ -266,6 +267,11 @@ class Verifier:
             asked = pool.rate_check(proposal.asks, self._check, supports)
             best = max(best, *(asked[h.sentence_id] for h in supports))
         return best
+
+
+def _stating(hits: list[Hit], pool: EvidencePool) -> list[Hit]:
+    """The hits that state something: a question or a heading supports no clause (`states_nothing`)."""
+    return [h for h in hits if not pool.states_nothing(h)]
 
 
 def _needed(clause: str, candidates: list[Hit], pool: EvidencePool) -> list[Hit]:

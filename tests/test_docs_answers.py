@@ -39,6 +39,13 @@ DOCS = {
     "guides/build.md": "# Building\n\nBuilds are incremental.\n\n## Build cache\n\n"
     "The build cache can grow large over time. To clean it, run this command:\n\n"
     "```\ncargo clean\n```\n\nBuilds after a clean take longer.\n",
+    "reference/tables.md": "# Tables\n\nTables hold rows.\n\n## FAQ\n\n"
+    "**Can I rename a column?**\n\nYes. Run ALTER TABLE with RENAME COLUMN.\n\n"
+    "**Can I drop a partition?**\n\nYes, with ALTER TABLE DROP PARTITION.\n\n"
+    "**Can I store two clocks in a table?**\n\nNo. Each table keeps one clock column.\n\n"
+    "**Can I delete a single row?**\n\nNo. Rows are removed by dropping their partition.\n\n"
+    "**What happens if I insert a row without a timestamp?**\n\n"
+    "The insert fails. Every row needs a timestamp value.\n",
     "guides/cooking.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
     "Bake the loaf at two hundred degrees for forty minutes.\n",
 }
@@ -104,3 +111,13 @@ def test_a_question_its_premise_restates_is_answered_by_what_the_premise_introdu
     cited = _cited(body)
     assert cited[:2] == ["To clean it, run this command:", "cargo clean"]
     assert "The build cache can grow large over time." not in cited
+
+
+def test_a_faq_question_line_is_answered_by_the_lines_it_introduces_not_by_itself(
+    answering: Answering,
+) -> None:
+    body = _ask(answering, "What happens if I insert a row without a timestamp?")
+    assert body["status"] == "answer"
+    cited = _cited(body)
+    assert cited[0] in ("The insert fails.", "Every row needs a timestamp value.")
+    assert not any(text.endswith("?") for text in cited)

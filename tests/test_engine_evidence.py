@@ -96,3 +96,42 @@ def test_a_sentence_read_on_its_own_leaves_its_heading_out_and_takes_its_compani
     assert pool.own_rating("how do I clean the build cache", plain) == rated[3]
     assert pool.own_rating("another question", plain) is None
     assert pool.rating("how do I clean the build cache", plain) == 0.0  # the headed rating is apart
+
+
+def test_a_question_line_states_nothing_and_introduces_the_units_up_to_the_next_question() -> None:
+    pool = EvidencePool(None)
+
+    def unit(sentence_id: int, text: str, heading: str = "FAQ") -> Hit:
+        return Hit(sentence_id, text, "docs", "faq.md", 1, 1, (heading,), 1, sentence_id, None, True)
+
+    asked = unit(1, "Can I rename a table?")
+    units = [
+        asked,
+        unit(2, "Yes."),
+        unit(3, "Use **RENAME TABLE**."),
+        unit(4, "Can I drop it?"),
+        unit(5, "No."),
+    ]
+    pool.add([*units, unit(6, "Tables hold rows.", heading="Intro")], 1, 100)
+    assert pool.states_nothing(asked) and pool.is_question(unit(7, "**Why not?**"))
+    assert not pool.states_nothing(units[1]) and not pool.is_question(unit(8, 'The song "Why?" charted.'))
+    assert [h.sentence_id for h in pool.answer_block(asked)] == [2, 3]
+
+
+def test_a_unit_a_question_line_introduces_is_read_under_it_and_rated_again() -> None:
+    pool = EvidencePool(None)
+
+    def unit(sentence_id: int, text: str) -> Hit:
+        return Hit(sentence_id, text, "docs", "faq.md", 1, 1, ("FAQ",), 1, sentence_id, None, True)
+
+    asked, answer, other = (
+        unit(1, "What happens on a NULL timestamp?"),
+        unit(2, "The insert fails."),
+        unit(3, "Why?"),
+    )
+    pool.add([asked, answer, other], 1, 100)
+    pool.ratings["q"] = {2: 0.1}
+    assert pool.headed(answer) == "FAQ: The insert fails."
+    assert pool.read_under(asked) == [answer]
+    assert pool.headed(answer) == "FAQ > What happens on a NULL timestamp?: The insert fails."
+    assert 2 not in pool.ratings["q"]  # rated again, under the question it answers

@@ -247,3 +247,48 @@ def test_within_the_section_a_question_names_the_unit_that_answers_on_its_own_is
 def test_a_unit_of_another_section_is_not_chosen_for_its_own_reading() -> None:
     state, (premise, _, _) = _section_state({1: 0.3, 3: 0.99})
     assert _pick(state) is premise
+
+
+def _faq_state(own: dict[int, float]) -> tuple[PlannerState, list[Hit]]:
+    """A first round over a FAQ written as sentences under one "FAQ" heading: each question is a line of its
+    own, its answer follows it, and the question rates best of all (it restates what was asked)."""
+    question = "Can I add a designated timestamp to an existing table?"
+
+    def unit(sentence_id: int, text: str) -> Hit:
+        return Hit(
+            sentence_id,
+            text,
+            "docs",
+            "faq.md",
+            sentence_id,
+            sentence_id,
+            ("FAQ",),
+            1,
+            sentence_id,
+            None,
+            True,
+        )
+
+    units = [
+        unit(1, "Can I add a designated timestamp to an existing table?"),
+        unit(2, "No. The designated timestamp must be defined at table creation."),
+        unit(3, "Can I have two designated timestamps?"),
+        unit(4, "No. Each table can have at most one designated timestamp."),
+    ]
+    pool = EvidencePool(None)
+    pool.add(units, 1, 100)
+    pool.ratings[question] = {1: 0.99, 3: 0.7, 4: 0.5}
+    pool.own_ratings[question] = own
+    state = PlannerState(question, shape(question), pool, round=1)
+    state.latest = [units[0], units[2], units[3]]
+    return state, units
+
+
+def test_a_question_line_is_never_proposed_as_its_own_answer() -> None:
+    state, units = _faq_state({})
+    assert _pick(state) not in (units[0], units[2])
+
+
+def test_a_question_line_marks_its_answer_and_not_the_next_questions() -> None:
+    state, units = _faq_state({1: 0.99, 2: 0.6, 3: 0.7, 4: 0.8})
+    assert _pick(state) is units[1]  # the next answer reads better on its own, but another question asked it
