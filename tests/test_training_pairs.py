@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from training.card import render
 from training.data import RelRow
 from training.pairs import load, save
 
@@ -51,27 +50,3 @@ def test_the_relevance_script_loads_without_the_parser_or_the_engine() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-
-
-def test_the_card_names_the_recipe_and_the_frozen_word_embeddings() -> None:
-    training = {
-        "config": {
-            "lr": 3e-5,
-            "batch_size": 64,
-            "epochs": 2,
-            "device": "cuda",
-            "bf16": True,
-            "freeze_word_embeddings": True,
-        },
-        "docs": True,
-        "docs_recipe": "docs6x",
-        "start": "BASE",
-        "sources": {"docs_faq/pairs.jsonl.gz": {"rows": 10, "after_filter": 9, "train": 8, "val": 1}},
-        "train_rows": 8,
-        "val_rows": 1,
-        "train_cpu_minutes": 1.0,
-        "wall_minutes_last_session": 1.0,
-        "validation": {"val_mrr10:all": 0.5},
-    }
-    card = render("relevance", training, [])
-    assert "--docs --docs-recipe docs6x --start BASE --bf16 --lr 3e-05 --freeze-word-embeddings" in card

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -54,16 +55,10 @@ def test_a_mixed_folder_keeps_the_tuned_dtype_config_and_says_how_it_was_made(tm
     assert summary["lr"] == 3e-5 and summary["soup"]["alpha"] == 0.5
 
 
-def test_the_card_of_a_mixed_model_reproduces_both_the_fine_tuning_and_the_mix() -> None:
-    training = {
-        "config": {
-            "lr": 3e-5,
-            "batch_size": 32,
-            "epochs": 1,
-            "threads": 2,
-            "device": "cpu",
-            "freeze_layers": 2,
-        },
+def _summary(config: dict[str, Any], **head: Any) -> dict[str, Any]:
+    """A training.json as a docs run from the shipped weights writes it, with `config` and `head` on top."""
+    return {
+        "config": {"lr": 3e-5, "batch_size": 32, "epochs": 1, "threads": 2, "device": "cpu", **config},
         "docs": True,
         "start": "engine/weights/relevance",
         "sources": {"docs_faq/pairs.jsonl.gz": {"rows": 10, "after_filter": 9, "train": 8, "val": 1}},
@@ -72,8 +67,13 @@ def test_the_card_of_a_mixed_model_reproduces_both_the_fine_tuning_and_the_mix()
         "train_cpu_minutes": 1.0,
         "wall_minutes_last_session": 1.0,
         "validation": {"val_mrr10:all": 0.5},
-        "soup": {"base": "engine/weights/relevance", "tuned": "/tmp/docs", "alpha": 0.3},
+        **head,
     }
+
+
+def test_the_card_of_a_mixed_model_reproduces_both_the_fine_tuning_and_the_mix() -> None:
+    soup = {"base": "engine/weights/relevance", "tuned": "/tmp/docs", "alpha": 0.3}
+    training = _summary({"freeze_layers": 2}, soup=soup)
     card = render("relevance", training, [])
     assert "--out /tmp/tuned --docs --start BASE --lr 3e-05 --freeze-layers 2" in card
     assert (
@@ -81,3 +81,9 @@ def test_the_card_of_a_mixed_model_reproduces_both_the_fine_tuning_and_the_mix()
         in card
     )
     assert "0.3 of the way from BASE" in card
+
+
+def test_the_card_of_a_gpu_run_names_its_recipe_and_the_frozen_word_embeddings() -> None:
+    config = {"batch_size": 64, "epochs": 2, "device": "cuda", "bf16": True, "freeze_word_embeddings": True}
+    card = render("relevance", _summary(config, docs_recipe="docs6x"), [])
+    assert "--docs --docs-recipe docs6x --start BASE --bf16 --lr 3e-05 --freeze-word-embeddings" in card
