@@ -22,7 +22,7 @@ import structlog
 from indexer.database import Connection
 from indexer.hashing import content_hash
 from indexer.links import record_link_template, repository_link_template
-from indexer.markdown import CodeMode, parse_markdown
+from indexer.markdown import PARSER_VERSION, CodeMode, parse_markdown
 from indexer.segment import split_sentences
 from indexer.skips import forget_skipped, record_skipped, skipped_paths
 from indexer.sources import FileFilter, SkipReason, git_head_commit, read_markdown
@@ -72,7 +72,7 @@ class IndexOptions:
     @property
     def parse_fingerprint(self) -> str:
         """What decides the units a file becomes; a repository indexed under another is parsed again."""
-        return f"code={self.code_mode.value}"
+        return f"code={self.code_mode.value};parser={PARSER_VERSION}"
 
 
 @dataclass(slots=True)

@@ -39,7 +39,16 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-__all__ = ["Block", "CodeMode", "ParsedMarkdown", "TextUnit", "UnitKind", "inline_text", "parse_markdown"]
+__all__ = [
+    "PARSER_VERSION",
+    "Block",
+    "CodeMode",
+    "ParsedMarkdown",
+    "TextUnit",
+    "UnitKind",
+    "inline_text",
+    "parse_markdown",
+]
 
 
 class UnitKind(enum.Enum):
@@ -143,6 +152,13 @@ _INLINE_RE = re.compile(
 # Characters that can start inline markup; text without any of them is already plain.
 _MARKUP_RE = re.compile(r"[`\\<\[!*_&]")
 _TITLE_RE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_ATTRIBUTES_RE = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
+"""A heading's trailing attribute list: "Is Vue reliable? {#is-vue-reliable}" (VitePress, Docusaurus, Hugo,
+MkDocs' attr_list, kramdown's "{: .class}"): it sets the anchor, and is no part of the title."""
+PARSER_VERSION = 2
+"""Raised whenever the same file would be cut into other units or headings, so that an index built by an
+older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
+unchanged row and id."""
 
 
 def _is_punct(ch: str) -> bool:
@@ -278,6 +294,7 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
             if prev.type == "paragraph_open":
                 blocks.append(Block(UnitKind.SENTENCE, text, path, first, last, spans))
             elif prev.type == "heading_open":
+                text = _ATTRIBUTES_RE.sub("", text)
                 level = int(prev.tag[1:])
                 while headings and headings[-1][0] >= level:
                     headings.pop()

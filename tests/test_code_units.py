@@ -141,6 +141,20 @@ def test_changing_the_code_mode_reads_unchanged_files_again(conn: Connection, re
     lexical_stats_are_exact(conn)
 
 
+def test_an_index_an_older_parser_wrote_reads_unchanged_files_again(conn: Connection, repo_dir: Path) -> None:
+    (repo_dir / "faq.md").write_text("# FAQ {#faq}\n\nAsk away.\n")
+    _index(conn, repo_dir)
+    ids = sentence_ids(conn, "faq.md")
+    # What the parser before PARSER_VERSION 2 wrote: the anchor in the heading path, another fingerprint.
+    conn.execute("UPDATE sentences SET heading_path = ARRAY['FAQ {#faq}']")
+    conn.execute("UPDATE repositories SET index_options = 'code=block'")
+    _index(conn, repo_dir)
+    paths = conn.execute("SELECT DISTINCT heading_path FROM sentences WHERE kind <> 'heading'").fetchall()
+    assert paths == [(["FAQ"],)]
+    assert sentence_ids(conn, "faq.md") == ids, "the sentence diff keeps every row and id"
+    lexical_stats_are_exact(conn)
+
+
 def test_upgrading_gives_old_code_rows_their_parts(database: Database) -> None:
     with old_index_with_a_document(database, 6, "reload.md") as conn:
         conn.execute(

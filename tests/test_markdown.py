@@ -79,6 +79,22 @@ def test_heading_text_is_plain_and_setext_spans_lines() -> None:
     assert got == [("The x.py tool", 1, 1), ("Two\nlines", 3, 4)]  # the underline is not text
 
 
+def test_a_headings_anchor_attributes_are_no_part_of_its_title() -> None:
+    source = (
+        "# Guide {#guide}\n\n## Is it fast? {#is-it-fast .faq}\n\ntext\n\n"
+        "## Style {: .wide}\n\n## {{ name }} docs\n"
+    )
+    got = [(b.text, b.heading_path) for b in blocks(source)]
+    assert got == [
+        ("Guide", ()),
+        ("Is it fast?", ("Guide",)),
+        ("text", ("Guide", "Is it fast?")),
+        ("Style", ("Guide",)),
+        ("{{ name }} docs", ("Guide",)),
+    ]
+    assert parse_markdown("# Guide {#guide}\n").title == "Guide"
+
+
 def test_empty_heading_does_not_enter_the_path() -> None:
     got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
     assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
