@@ -155,7 +155,11 @@ _TITLE_RE = re.compile(r"^title:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
 _ATTRIBUTES_RE = re.compile(r"\s*\{:?\s*[#.][^{}]*\}\s*$")
 """A heading's trailing attribute list: "Is Vue reliable? {#is-vue-reliable}" (VitePress, Docusaurus, Hugo,
 MkDocs' attr_list, kramdown's "{: .class}"): it sets the anchor, and is no part of the title."""
-PARSER_VERSION = 2
+_CONTAINER_RE = re.compile(r"^[ \t]*:{3,}[^\n]*$", re.MULTILINE)
+"""A custom container's fence line ("::: tip", ":::note Title", ":::"; VitePress, Docusaurus admonitions):
+markup around the text, which a parser without the extension leaves in the paragraph. Its newline stays, so
+the lines still map to the source."""
+PARSER_VERSION = 3
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -286,15 +290,20 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
     row: list[str] = []
     row_line = 0
     prev: Token | None = None
+    bare = False
     for tok in tokens:
         ttype = tok.type
         if ttype == "inline" and tok.map is not None and prev is not None:
             first, last = tok.map[0] + 1, tok.map[1]
-            text, spans = inline_text(tok.content, refs)
             if prev.type == "paragraph_open":
+                text, spans = inline_text(_CONTAINER_RE.sub("", tok.content), refs)
+                bare = not text.strip()  # a container's fences alone: no unit, and no code block's intro
+                if bare:
+                    prev = tok
+                    continue
                 blocks.append(Block(UnitKind.SENTENCE, text, path, first, last, spans))
             elif prev.type == "heading_open":
-                text = _ATTRIBUTES_RE.sub("", text)
+                text = _ATTRIBUTES_RE.sub("", inline_text(tok.content, refs)[0])
                 level = int(prev.tag[1:])
                 while headings and headings[-1][0] >= level:
                     headings.pop()
@@ -305,13 +314,13 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
                         h1_title = title
                 path = tuple(h for _, h in headings)
             else:  # a table cell, the only other parent of an inline token
-                row.append(_fold(text))
+                row.append(_fold(inline_text(tok.content, refs)[0]))
         elif ttype == "tr_open":
             row, row_line = [], (tok.map[0] + 1 if tok.map else 0)
         elif ttype == "tr_close" and row_line and any(row):
             blocks.append(Block(UnitKind.TABLE_ROW, " | ".join(row), path, row_line, row_line))
         elif ttype in ("fence", "code_block") and code_mode is CodeMode.BLOCK and tok.map is not None:
-            intro = _intro(prev, blocks)
+            intro = None if bare else _intro(prev, blocks)
             blocks.append(Block(UnitKind.CODE, tok.content, path, tok.map[0] + 1, tok.map[1], (), intro))
         elif ttype == "front_matter":
             fm_title = _front_matter_title(tok.content)

@@ -145,7 +145,7 @@ def test_an_index_an_older_parser_wrote_reads_unchanged_files_again(conn: Connec
     (repo_dir / "faq.md").write_text("# FAQ {#faq}\n\nAsk away.\n")
     _index(conn, repo_dir)
     ids = sentence_ids(conn, "faq.md")
-    # What the parser before PARSER_VERSION 2 wrote: the anchor in the heading path, another fingerprint.
+    # What a parser before PARSER_VERSION 2 wrote: the anchor in the heading path, another fingerprint.
     conn.execute("UPDATE sentences SET heading_path = ARRAY['FAQ {#faq}']")
     conn.execute("UPDATE repositories SET index_options = 'code=block'")
     _index(conn, repo_dir)

@@ -95,6 +95,17 @@ def test_a_headings_anchor_attributes_are_no_part_of_its_title() -> None:
     assert parse_markdown("# Guide {#guide}\n").title == "Guide"
 
 
+def test_custom_container_fences_are_markup_and_their_text_keeps_its_lines() -> None:
+    source = "# G\n\n::: tip Note\nKeep it short.\n:::\n\n:::\n\n:::warning\nCareful.\n:::\n\nA ::: B.\n"
+    got = [(b.kind, b.text.strip(), b.line_start) for b in blocks(source)]
+    assert got == [
+        (UnitKind.HEADING, "G", 1),
+        (UnitKind.SENTENCE, "Keep it short.", 3),
+        (UnitKind.SENTENCE, "Careful.", 9),
+        (UnitKind.SENTENCE, "A ::: B.", 13),
+    ]
+
+
 def test_empty_heading_does_not_enter_the_path() -> None:
     got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
     assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
