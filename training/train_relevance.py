@@ -79,8 +79,8 @@ WIDER_REPLAY = (
     Source("relevance/multirc", cap=7_200),
     Source("relevance/trecqa/train.jsonl.gz"),
 )
-"""The wide replay three times over, beside every docs question row and ten times the topic headings: the
-docs6 mix at the scale a lent GPU trains in minutes (``docs6x``)."""
+"""The wide replay about three times over (all of TrecQA train), beside every docs question row and ten
+times the topic headings: the docs6 mix at the scale a lent GPU trains in minutes (``docs6x``)."""
 DOCS_RECIPES = {
     "docs4": (DocsRecipe(), DOCS_MIX),
     "docs5": (DocsRecipe(other_pages=True), (*_DOCS_ROWS, *WIDE_REPLAY)),
