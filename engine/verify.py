@@ -15,7 +15,7 @@ never choose.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -238,12 +238,11 @@ class Verifier:
                 contradiction,
             )
         floor = config.min_relevance_linked if proposal.linked else config.min_relevance
-        if self._relevance is not None and proposal.asks:
-            rated = pool.rate(proposal.asks, self._relevance, supports)
-            rels = [max(r, rated[h.sentence_id]) for r, h in zip(rels, supports, strict=True)]
-        if self._relevance is not None and max(rels) < floor:
-            reason = f"sources do not bear on the question (relevance {max(rels):.2f})"
-            return Verdict(proposal, Stage.RELEVANCE, reason)
+        if self._relevance is not None and supports:
+            best = _best_rating(pool.rate, self._relevance, question, proposal.asks, supports)
+            if best < floor:
+                reason = f"sources do not bear on the question (relevance {best:.2f})"
+                return Verdict(proposal, Stage.RELEVANCE, reason)
         if verification.composite < config.threshold:
             return Verdict(
                 proposal, Stage.COMPOSITE, f"composite {verification.composite:.2f} below {config.threshold}"
@@ -261,12 +260,20 @@ class Verifier:
         None when there is no check to ask, or the clause is a bridge's later hop."""
         if self._check is None or proposal.linked or not supports:
             return None
-        rated = pool.rate_check(question, self._check, supports)
-        best = max(rated[h.sentence_id] for h in supports)
-        if proposal.asks:
-            asked = pool.rate_check(proposal.asks, self._check, supports)
-            best = max(best, *(asked[h.sentence_id] for h in supports))
-        return best
+        return _best_rating(pool.rate_check, self._check, question, proposal.asks, supports)
+
+
+_Rate = Callable[[str, RelevanceModel, Sequence[Hit]], dict[int, float]]
+
+
+def _best_rating(
+    rate: _Rate, model: RelevanceModel, question: str, asks: str, supports: list[Hit]
+) -> float:
+    """The best rating `rate` gives any of `supports` for the question, or for the part of it the clause
+    answers (`Proposal.asks`): a sentence that answers one half of a long question often rates low for the
+    whole of it. The relevance floor and the answer check both read sources this way."""
+    queries = [question, asks] if asks else [question]
+    return max(rate(query, model, supports)[h.sentence_id] for query in queries for h in supports)
 
 
 def _stating(hits: list[Hit], pool: EvidencePool) -> list[Hit]:
