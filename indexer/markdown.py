@@ -295,15 +295,16 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
         ttype = tok.type
         if ttype == "inline" and tok.map is not None and prev is not None:
             first, last = tok.map[0] + 1, tok.map[1]
-            if prev.type == "paragraph_open":
-                text, spans = inline_text(_CONTAINER_RE.sub("", tok.content), refs)
+            paragraph = prev.type == "paragraph_open"
+            text, spans = inline_text(_CONTAINER_RE.sub("", tok.content) if paragraph else tok.content, refs)
+            if paragraph:
                 bare = not text.strip()  # a container's fences alone: no unit, and no code block's intro
                 if bare:
                     prev = tok
                     continue
                 blocks.append(Block(UnitKind.SENTENCE, text, path, first, last, spans))
             elif prev.type == "heading_open":
-                text = _ATTRIBUTES_RE.sub("", inline_text(tok.content, refs)[0])
+                text = _ATTRIBUTES_RE.sub("", text)
                 level = int(prev.tag[1:])
                 while headings and headings[-1][0] >= level:
                     headings.pop()
@@ -314,7 +315,7 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
                         h1_title = title
                 path = tuple(h for _, h in headings)
             else:  # a table cell, the only other parent of an inline token
-                row.append(_fold(inline_text(tok.content, refs)[0]))
+                row.append(_fold(text))
         elif ttype == "tr_open":
             row, row_line = [], (tok.map[0] + 1 if tok.map else 0)
         elif ttype == "tr_close" and row_line and any(row):
