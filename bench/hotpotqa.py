@@ -48,6 +48,7 @@ from llm_compare import (
     print_side_by_side,
 )
 
+from daemon.assembly import NO_MODEL
 from engine.answers import Answer, Budget, Status
 from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import CrossEncoderPrecision, load_answer_check, load_relevance
@@ -219,7 +220,7 @@ def main() -> None:
     parser.add_argument(
         "--answer-check",
         default="",
-        help='the answer check: a folder or name, "none" for none (default: the shipped one)',
+        help=f'the answer check: a folder or name, "{NO_MODEL}" for none (default: the shipped one)',
     )
     parser.add_argument(
         "--one-hop-patience",
@@ -273,7 +274,7 @@ def main() -> None:
         relevance = None if args.no_rerank else relevance
         check = (
             None
-            if args.no_models or args.answer_check == "none"
+            if args.no_models or args.answer_check == NO_MODEL
             else load_answer_check(args.answer_check or None, precision=precision)
         )
         retriever = Retriever(database, embedder, relevance)
