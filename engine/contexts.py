@@ -6,17 +6,18 @@ Fetched once per sentence for a question (`fetch_contexts`) and shared by every 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.search import Hit
+from engine.answers import AnswerClause
+from engine.search import Hit, load_hits
 from indexer.database import Connection
 
-__all__ = ["SentenceContext", "fetch_contexts", "leans_on"]
+__all__ = ["SentenceContext", "cite_companions", "fetch_contexts", "leans_on"]
 
 _CONTEXT_SQL = """
 SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id,
@@ -101,3 +102,30 @@ def _unit(values: list[float]) -> npt.NDArray[np.float32]:
     vector = np.asarray(values, dtype=np.float32)
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else vector
+
+
+def cite_companions(
+    conn: Connection, contexts: Mapping[int, SentenceContext], clauses: list[AnswerClause]
+) -> None:
+    """A source that cannot be read alone is cited with the neighbour it leans on, right after it, each with
+    its own line range: "To reload the configuration, send this request:" with the request that follows,
+    "This is also disabled by default." with the sentence that says what "this" is."""
+    wanted = {
+        source.sentence_id: companion
+        for clause in clauses
+        for source in clause.sources
+        if (companion := leans_on(source, contexts.get(source.sentence_id))) is not None
+    }
+    if not wanted:
+        return
+    found = {hit.sentence_id: hit for hit in load_hits(conn, list(set(wanted.values())))}
+    for clause in clauses:
+        cited = {s.sentence_id for s in clause.sources}
+        sources: list[Hit] = []
+        for source in clause.sources:
+            sources.append(source)
+            neighbour = found.get(wanted.get(source.sentence_id, -1))
+            if neighbour is not None and neighbour.sentence_id not in cited:
+                sources.append(neighbour)
+                cited.add(neighbour.sentence_id)
+        clause.sources = sources

@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from engine.answers import AnswerClause
 from engine.contexts import SentenceContext, fetch_contexts, leans_on
 from engine.crossencoders import RelevanceModel
 from engine.search import Hit, headed_text, load_hits
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 
-__all__ = ["EvidencePool", "cite_companions"]
+__all__ = ["EvidencePool"]
 
 _OWN_CHARS = 300
 
@@ -34,31 +33,6 @@ ORDER BY u.ordinal
 LIMIT %s
 """
 _ASKS = re.compile(r"\?[\s*_]*$")
-
-
-def cite_companions(conn: Connection, pool: EvidencePool, clauses: list[AnswerClause]) -> None:
-    """A source that cannot be read alone is cited with the neighbour it leans on, right after it, each with
-    its own line range: "To reload the configuration, send this request:" with the request that follows,
-    "This is also disabled by default." with the sentence that says what "this" is."""
-    wanted = {
-        source.sentence_id: companion
-        for clause in clauses
-        for source in clause.sources
-        if (companion := leans_on(source, pool.contexts.get(source.sentence_id))) is not None
-    }
-    if not wanted:
-        return
-    found = {hit.sentence_id: hit for hit in load_hits(conn, list(set(wanted.values())))}
-    for clause in clauses:
-        cited = {s.sentence_id for s in clause.sources}
-        sources: list[Hit] = []
-        for source in clause.sources:
-            sources.append(source)
-            neighbour = found.get(wanted.get(source.sentence_id, -1))
-            if neighbour is not None and neighbour.sentence_id not in cited:
-                sources.append(neighbour)
-                cited.add(neighbour.sentence_id)
-        clause.sources = sources
 
 
 def _rate_into(
@@ -116,6 +90,33 @@ class EvidencePool:
             held_texts.add(key)
             new.append(hit)
         return new
+
+    def in_place_of_headings(self, conn: Connection, hits: Sequence[Hit]) -> list[Hit]:
+        """`hits` with each heading replaced, at its rank, by the first unit under it; `contexts` must hold
+        theirs. A heading with no unit right under it (a sub-heading follows) is left in, to be passed over.
+
+        A heading that matches the question is the strongest sign that its section answers ("What are
+        decimals?"), yet it states nothing, and the pool does not hold it: the sentence under it would
+        then stand or fall on its own rank, which a close heading of another page and that page's
+        sentences can push out of the round. The unit under it rises to the heading's rank instead.
+        """
+        firsts = {
+            hit.sentence_id: context.next_id
+            for hit in hits
+            if (context := self.contexts.get(hit.sentence_id)) is not None
+            and context.kind == "heading"
+            and context.next_id is not None
+        }
+        if not firsts:
+            return list(hits)
+        wanted = [i for i in dict.fromkeys(firsts.values()) if i not in self.contexts]
+        self.contexts.update(fetch_contexts(conn, wanted))
+        loaded = {hit.sentence_id: hit for hit in load_hits(conn, list(set(firsts.values())))}
+        out: list[Hit] = []
+        for hit in hits:
+            first = loaded.get(firsts.get(hit.sentence_id, -1))
+            out.append(hit if first is None else first)
+        return list({hit.sentence_id: hit for hit in out}.values())
 
     def hold_leads(
         self, conn: Connection, cited: Sequence[Hit], round_number: int, listed: Sequence[int]

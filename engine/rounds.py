@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from engine.answers import Answer, RoundTrace
 from engine.config import EngineConfig
 from engine.conflicts import apply_verdict
-from engine.contexts import fetch_contexts
+from engine.contexts import cite_companions, fetch_contexts
 from engine.crossencoders import RelevanceModel
-from engine.evidence import cite_companions
 from engine.planning import FailedSearch, Plan, Planner, PlannerError, PlannerState
 from engine.search import Hit
 from engine.verify import Verifier
@@ -134,6 +133,7 @@ class Rounds:
         with self.connect() as conn:
             unseen = [h.sentence_id for h in hits if h.sentence_id not in state.pool.contexts]
             state.pool.contexts.update(fetch_contexts(conn, unseen))
+            hits = state.pool.in_place_of_headings(conn, hits)
         limit = self.config.hits_per_subquery * max(1, len(queries))
         if state.round == 1 and state.shape.comparison:
             # A comparison's own retrieval most often holds both its documents: all of it is kept.
@@ -213,7 +213,9 @@ class Rounds:
         cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
         if cited:  # their sections' leads join the evidence, each listed after its citation
             with self.connect() as conn:
-                cite_companions(conn, state.pool, [c for c in result.clauses if c.round == state.round])
+                cite_companions(
+                    conn, state.pool.contexts, [c for c in result.clauses if c.round == state.round]
+                )
                 trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
 
     def _gather(self, state: PlannerState, queries: list[str]) -> list[Hit]:

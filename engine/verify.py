@@ -266,9 +266,7 @@ class Verifier:
 _Rate = Callable[[str, RelevanceModel, Sequence[Hit]], dict[int, float]]
 
 
-def _best_rating(
-    rate: _Rate, model: RelevanceModel, question: str, asks: str, supports: list[Hit]
-) -> float:
+def _best_rating(rate: _Rate, model: RelevanceModel, question: str, asks: str, supports: list[Hit]) -> float:
     """The best rating `rate` gives any of `supports` for the question, or for the part of it the clause
     answers (`Proposal.asks`): a sentence that answers one half of a long question often rates low for the
     whole of it. The relevance floor and the answer check both read sources this way."""
