@@ -19,7 +19,8 @@ Why mdBook footnote markers (``[^note]``, ``[^note]:``) are dropped: mdBook rend
 superscripts, so in plain text they are noise glued to the preceding word.
 
 Why HTML blocks are skipped: in the guide they are layout and comments (``<!-- toc -->``, ``<div>``),
-not prose; Markdown inside ``<details>`` after a blank line is still parsed as Markdown.
+not prose; Markdown inside ``<details>`` after a blank line is still parsed as Markdown. One thing in them
+is kept: a ``<summary>`` titles the rest of its ``<details>`` as a heading would (`indexer.details`).
 
 Why block text keeps ``"\\n"``: every newline in ``Block.text`` stands for exactly one source line break
 (also inside dropped link targets and tags), so the segment stage can map any character offset back to
@@ -38,6 +39,8 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
+
+from indexer.details import details_events
 
 __all__ = [
     "PARSER_VERSION",
@@ -159,7 +162,7 @@ _CONTAINER_RE = re.compile(r"^[ \t]*:{3,}[^\n]*$", re.MULTILINE)
 """A custom container's fence line ("::: tip", ":::note Title", ":::"; VitePress, Docusaurus admonitions):
 markup around the text, which a parser without the extension leaves in the paragraph. Its newline stays, so
 the lines still map to the source."""
-PARSER_VERSION = 3
+PARSER_VERSION = 4
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -283,7 +286,8 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
     tokens = _MD.parse(source.removeprefix("\ufeff"), env)  # a BOM would hide front matter
     refs: dict[str, Any] = env.get("references", {})
     blocks: list[Block] = []
-    headings: list[tuple[int, str]] = []  # open section headings as (level, text), outermost first
+    headings: list[tuple[float, str]] = []  # open section headings as (level, text), outermost first
+    summaries: list[int] = []  # per open <details> with a summary: len(headings) before its summary
     path: tuple[str, ...] = ()
     fm_title: str | None = None
     h1_title: str | None = None
@@ -325,5 +329,17 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
             blocks.append(Block(UnitKind.CODE, tok.content, path, tok.map[0] + 1, tok.map[1], (), intro))
         elif ttype == "front_matter":
             fm_title = _front_matter_title(tok.content)
+        elif ttype == "html_block" and tok.map is not None:
+            for event in details_events(tok.content):
+                if event.title is None:  # </details>: its summary's section ends
+                    if summaries:
+                        del headings[summaries.pop() :]
+                elif title := _fold(text := inline_text(event.title, refs)[0]):
+                    line = tok.map[0] + 1 + event.line
+                    blocks.append(Block(UnitKind.HEADING, text, path, line, line + text.count("\n")))
+                    summaries.append(len(headings))
+                    # half a level below the open section: any heading inside the details nests under it
+                    headings.append(((headings[-1][0] if headings else 0) + 0.5, title))
+                path = tuple(h for _, h in headings)
         prev = tok
     return ParsedMarkdown(fm_title or h1_title, blocks)

@@ -106,6 +106,38 @@ def test_custom_container_fences_are_markup_and_their_text_keeps_its_lines() -> 
     ]
 
 
+def test_a_details_summary_titles_what_it_hides_until_the_details_close() -> None:
+    source = (
+        "# Kafka\n\n## FAQ\n\n<details>\n  <summary>Does it work with **Schema Registry**?</summary>\n\n"
+        "Yes. It uses converters.\n\n</details>\n\n<details><summary>\nDebezium?\n</summary>\n\n"
+        "### Setup\n\nUse a transform.\n\n</details>\n\nAfter the FAQ.\n\n<div>no summary</div>\n\n## Next\n"
+    )
+    got = [
+        (b.kind, " ".join(b.text.split()), b.heading_path, b.line_start, b.line_end) for b in blocks(source)
+    ]
+    faq = ("Kafka", "FAQ")
+    assert got == [
+        (UnitKind.HEADING, "Kafka", (), 1, 1),
+        (UnitKind.HEADING, "FAQ", ("Kafka",), 3, 3),
+        (UnitKind.HEADING, "Does it work with Schema Registry?", faq, 6, 6),
+        (UnitKind.SENTENCE, "Yes. It uses converters.", (*faq, "Does it work with Schema Registry?"), 8, 8),
+        (UnitKind.HEADING, "Debezium?", faq, 12, 14),
+        (UnitKind.HEADING, "Setup", (*faq, "Debezium?"), 16, 16),
+        (UnitKind.SENTENCE, "Use a transform.", (*faq, "Debezium?", "Setup"), 18, 18),
+        (UnitKind.SENTENCE, "After the FAQ.", faq, 22, 22),
+        (UnitKind.HEADING, "Next", ("Kafka",), 26, 26),
+    ]
+
+
+def test_a_stray_details_close_or_an_empty_summary_changes_no_heading_path() -> None:
+    source = "# A\n\n</details>\n\ntext\n\n<details><summary> </summary>\n\nmore\n"
+    assert [(b.text, b.heading_path) for b in blocks(source)] == [
+        ("A", ()),
+        ("text", ("A",)),
+        ("more", ("A",)),
+    ]
+
+
 def test_empty_heading_does_not_enter_the_path() -> None:
     got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
     assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
