@@ -40,7 +40,7 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from indexer.details import details_events
+from indexer.details import DetailsTag, details_events
 
 __all__ = [
     "PARSER_VERSION",
@@ -162,7 +162,9 @@ _CONTAINER_RE = re.compile(r"^[ \t]*:{3,}[^\n]*$", re.MULTILINE)
 """A custom container's fence line ("::: tip", ":::note Title", ":::"; VitePress, Docusaurus admonitions):
 markup around the text, which a parser without the extension leaves in the paragraph. Its newline stays, so
 the lines still map to the source."""
-PARSER_VERSION = 4
+_MAX_DETAILS = 4
+"""A summary nested deeper than this many open ``<details>`` titles nothing: heading paths stay short."""
+PARSER_VERSION = 5
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -287,7 +289,7 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
     refs: dict[str, Any] = env.get("references", {})
     blocks: list[Block] = []
     headings: list[tuple[float, str]] = []  # open section headings as (level, text), outermost first
-    summaries: list[int] = []  # per open <details> with a summary: len(headings) before its summary
+    details: list[int] = []  # per open <details>: len(headings) when it opened
     path: tuple[str, ...] = ()
     fm_title: str | None = None
     h1_title: str | None = None
@@ -331,13 +333,18 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
             fm_title = _front_matter_title(tok.content)
         elif ttype == "html_block" and tok.map is not None:
             for event in details_events(tok.content):
-                if event.title is None:  # </details>: its summary's section ends
-                    if summaries:
-                        del headings[summaries.pop() :]
-                elif title := _fold(text := inline_text(event.title, refs)[0]):
+                if event.tag is DetailsTag.OPEN:
+                    details.append(len(headings))
+                elif event.tag is DetailsTag.CLOSE:
+                    if details:  # its summary's section ends
+                        del headings[details.pop() :]
+                elif 0 < len(details) <= _MAX_DETAILS and (
+                    title := _fold(text := inline_text(event.title, refs)[0])
+                ):
+                    del headings[details[-1] :]  # a second summary of one <details> replaces the first
                     line = tok.map[0] + 1 + event.line
+                    path = tuple(h for _, h in headings)
                     blocks.append(Block(UnitKind.HEADING, text, path, line, line + text.count("\n")))
-                    summaries.append(len(headings))
                     # half a level below the open section: any heading inside the details nests under it
                     headings.append(((headings[-1][0] if headings else 0) + 0.5, title))
                 path = tuple(h for _, h in headings)

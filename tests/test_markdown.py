@@ -138,6 +138,25 @@ def test_a_stray_details_close_or_an_empty_summary_changes_no_heading_path() -> 
     ]
 
 
+def test_only_a_summary_inside_details_titles_and_only_the_first_four_levels_of_them() -> None:
+    nested = "".join(f"<details><summary>Level {i}</summary>\n\nText {i}.\n\n" for i in range(1, 7))
+    source = (
+        "# A\n\n<summary>Stray</summary>\n\nfree\n\n"
+        "<details><summary>First</summary><summary>Second</summary>\n\nanswer\n\n</details>\n\n" + nested
+    )
+    got = [(b.text, b.heading_path) for b in blocks(source)]
+    levels = ("A", "Level 1", "Level 2", "Level 3", "Level 4")
+    assert got[:5] == [
+        ("A", ()),
+        ("free", ("A",)),
+        ("First", ("A",)),
+        ("Second", ("A",)),
+        ("answer", ("A", "Second")),
+    ]
+    assert got[-2:] == [("Text 5.", levels), ("Text 6.", levels)]
+    assert max(len(path) for _, path in got) == len(levels)
+
+
 def test_empty_heading_does_not_enter_the_path() -> None:
     got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
     assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
