@@ -60,7 +60,7 @@ def details_events(html: str) -> list[DetailsEvent]:
         name = (tag.group("open") or tag.group("close")).lower()
         if tag.group("open"):
             if name == "summary":
-                opened = (tag.end(), line_at(tag.start()))
+                opened = (tag.end(), line_at(tag.end()))
             else:
                 events.append(DetailsEvent(DetailsTag.OPEN, line_at(tag.start())))
         elif name == "summary":
