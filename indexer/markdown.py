@@ -162,9 +162,12 @@ _CONTAINER_RE = re.compile(r"^[ \t]*:{3,}[^\n]*$", re.MULTILINE)
 """A custom container's fence line ("::: tip", ":::note Title", ":::"; VitePress, Docusaurus admonitions):
 markup around the text, which a parser without the extension leaves in the paragraph. Its newline stays, so
 the lines still map to the source."""
+_ALERT_RE = re.compile(r"\A[ \t]*\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.IGNORECASE)
+"""A GitHub alert's marker opening a quoted paragraph ("> [!NOTE]"): it renders as the box's label, and is no
+text of the note. Its newline stays, so the lines still map to the source."""
 _MAX_DETAILS = 4
 """A summary nested deeper than this many open ``<details>`` titles nothing: heading paths stay short."""
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -290,6 +293,7 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
     blocks: list[Block] = []
     headings: list[tuple[float, str]] = []  # open section headings as (level, text), outermost first
     details: list[int] = []  # per open <details>: len(headings) when it opened
+    quoted = 0  # open block quotes
     path: tuple[str, ...] = ()
     fm_title: str | None = None
     h1_title: str | None = None
@@ -302,7 +306,10 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
         if ttype == "inline" and tok.map is not None and prev is not None:
             first, last = tok.map[0] + 1, tok.map[1]
             paragraph = prev.type == "paragraph_open"
-            text, spans = inline_text(_CONTAINER_RE.sub("", tok.content) if paragraph else tok.content, refs)
+            content = tok.content
+            if paragraph:
+                content = _CONTAINER_RE.sub("", _ALERT_RE.sub("", content) if quoted else content)
+            text, spans = inline_text(content, refs)
             if paragraph:
                 bare = not text.strip()  # a container's fences alone: no unit, and no code block's intro
                 if bare:
@@ -322,6 +329,8 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
                 path = tuple(h for _, h in headings)
             else:  # a table cell, the only other parent of an inline token
                 row.append(_fold(text))
+        elif ttype in ("blockquote_open", "blockquote_close"):
+            quoted += 1 if ttype == "blockquote_open" else -1
         elif ttype == "tr_open":
             row, row_line = [], (tok.map[0] + 1 if tok.map else 0)
         elif ttype == "tr_close" and row_line and any(row):

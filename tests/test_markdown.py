@@ -157,6 +157,24 @@ def test_only_a_summary_inside_details_titles_and_only_the_first_four_levels_of_
     assert max(len(path) for _, path in got) == len(levels)
 
 
+def test_a_github_alerts_marker_is_markup_in_a_quote_and_its_text_keeps_its_lines() -> None:
+    source = (
+        "# A\n\n> [!NOTE]\n> Apps go out of sync.\n\n> [!warning] Careful now.\n\n"
+        "> [!TIP]\n>\n> Use tabs.\n\n[!NOTE] stays outside a quote.\n"
+    )
+    got = [
+        (b.text.strip(), b.line_start + b.text.count("\n", 0, len(b.text) - len(b.text.lstrip())))
+        for b in blocks(source)
+    ]
+    assert got == [
+        ("A", 1),
+        ("Apps go out of sync.", 4),
+        ("Careful now.", 6),
+        ("Use tabs.", 10),
+        ("[!NOTE] stays outside a quote.", 12),
+    ]
+
+
 def test_empty_heading_does_not_enter_the_path() -> None:
     got = [(b.text, b.heading_path) for b in blocks("# A\n\n##\n\ntext\n")]
     assert got == [("A", ()), ("", ("A",)), ("text", ("A",))]
