@@ -21,6 +21,7 @@ superscripts, so in plain text they are noise glued to the preceding word.
 Why HTML blocks are skipped: in the guide they are layout and comments (``<!-- toc -->``, ``<div>``),
 not prose; Markdown inside ``<details>`` after a blank line is still parsed as Markdown. One thing in them
 is kept: a ``<summary>`` titles the rest of its ``<details>`` as a heading would (`indexer.details`).
+An MkDocs admonition's body is unfolded to prose before parsing (`indexer.admonitions`).
 
 Why block text keeps ``"\\n"``: every newline in ``Block.text`` stands for exactly one source line break
 (also inside dropped link targets and tags), so the segment stage can map any character offset back to
@@ -40,6 +41,7 @@ from markdown_it.common.utils import normalizeReference
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from indexer.admonitions import unfold_admonitions
 from indexer.details import DetailsTag, details_events
 
 __all__ = [
@@ -167,7 +169,7 @@ _ALERT_RE = re.compile(r"\A[ \t]*\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t
 text of the note. Its newline stays, so the lines still map to the source."""
 _MAX_DETAILS = 4
 """A summary nested deeper than this many open ``<details>`` titles nothing: heading paths stay short."""
-PARSER_VERSION = 6
+PARSER_VERSION = 7
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -288,7 +290,8 @@ def _intro(prev: Token | None, blocks: list[Block]) -> int | None:
 def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> ParsedMarkdown:
     """Turn a Markdown document into blocks; accepts any string and never raises on odd Markdown."""
     env: dict[str, Any] = {}
-    tokens = _MD.parse(source.removeprefix("\ufeff"), env)  # a BOM would hide front matter
+    # a BOM would hide front matter; an admonition's body would read as indented code
+    tokens = _MD.parse(unfold_admonitions(source.removeprefix("\ufeff")), env)
     refs: dict[str, Any] = env.get("references", {})
     blocks: list[Block] = []
     headings: list[tuple[float, str]] = []  # open section headings as (level, text), outermost first

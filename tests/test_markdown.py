@@ -354,3 +354,24 @@ def test_hostile_inline_markup_stays_fast(source: str) -> None:
     """Each case took seconds to minutes with an uncapped scan per opener; now well under a second."""
     (block,) = parse_markdown(source).blocks
     assert block.text
+
+
+def test_an_mkdocs_admonitions_body_is_prose_under_its_section_and_keeps_its_lines() -> None:
+    source = (
+        '# Guide\n\n!!! note "Heads up"\n    The cache lives in the target folder.\n\n    It grows large.\n\n'
+        "Back to prose.\n\n??? tip\n    Outer tip.\n\n"
+        "    !!! warning\n        Inner warning.\n\n    More outer.\n\n"
+        "```\n!!! note\n    not a box\n```\n\n    indented code stays code\n"
+    )
+    got = [(b.kind, " ".join(b.text.split()), b.line_start) for b in blocks(source, CodeMode.BLOCK)]
+    assert got == [
+        (UnitKind.HEADING, "Guide", 1),
+        (UnitKind.SENTENCE, "The cache lives in the target folder.", 4),
+        (UnitKind.SENTENCE, "It grows large.", 6),
+        (UnitKind.SENTENCE, "Back to prose.", 8),
+        (UnitKind.SENTENCE, "Outer tip.", 11),
+        (UnitKind.SENTENCE, "Inner warning.", 14),
+        (UnitKind.SENTENCE, "More outer.", 16),
+        (UnitKind.CODE, "!!! note not a box", 18),
+        (UnitKind.CODE, "indented code stays code", 23),
+    ]
