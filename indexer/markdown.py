@@ -167,9 +167,13 @@ the lines still map to the source."""
 _ALERT_RE = re.compile(r"\A[ \t]*\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*", re.IGNORECASE)
 """A GitHub alert's marker opening a quoted paragraph ("> [!NOTE]"): it renders as the box's label, and is no
 text of the note. Its newline stays, so the lines still map to the source."""
+_IMAGE = r"!\[[^\]\n]*\](?:\([^()\n]*\)|\[[^\]\n]*\])?"
+_FIGURE_RE = re.compile(rf"\A(?:\s*(?:\[\s*{_IMAGE}\s*\](?:\([^()\n]*\)|\[[^\]\n]*\])?|{_IMAGE}))+\s*\Z")
+"""A paragraph of images alone ("![Architecture](arch.png)", a row of linked badges): a figure, whose alt
+text labels it and states nothing, so it makes no unit (an image inside a sentence keeps its alt text)."""
 _MAX_DETAILS = 4
 """A summary nested deeper than this many open ``<details>`` titles nothing: heading paths stay short."""
-PARSER_VERSION = 7
+PARSER_VERSION = 8
 """Raised whenever the same file would be cut into other units or headings, so that an index built by an
 older parser reads every file again once (`IndexOptions.parse_fingerprint`); the sentence diff keeps each
 unchanged row and id."""
@@ -314,7 +318,8 @@ def parse_markdown(source: str, *, code_mode: CodeMode = CodeMode.BLOCK) -> Pars
                 content = _CONTAINER_RE.sub("", _ALERT_RE.sub("", content) if quoted else content)
             text, spans = inline_text(content, refs)
             if paragraph:
-                bare = not text.strip()  # a container's fences alone: no unit, and no code block's intro
+                # a container's fences or a figure alone: no unit, and no code block's intro
+                bare = not text.strip() or _FIGURE_RE.match(content) is not None
                 if bare:
                     prev = tok
                     continue

@@ -375,3 +375,16 @@ def test_an_mkdocs_admonitions_body_is_prose_under_its_section_and_keeps_its_lin
         (UnitKind.CODE, "!!! note not a box", 18),
         (UnitKind.CODE, "indented code stays code", 23),
     ]
+
+
+def test_a_paragraph_of_images_alone_is_a_figure_and_makes_no_unit() -> None:
+    source = (
+        "# What is T?\n\n![Architecture](arch.png)\n\n[![Build](b.svg)](ci) [![PyPI](v.svg)](pypi)\n\n"
+        "T is a proxy, drawn as ![a box](box.png) here.\n\n![Flow](flow.png)\n```\nt run\n```\n"
+    )
+    got = [(b.kind, b.text, b.intro) for b in blocks(source, CodeMode.BLOCK)]
+    assert got == [
+        (UnitKind.HEADING, "What is T?", None),
+        (UnitKind.SENTENCE, "T is a proxy, drawn as a box here.", None),
+        (UnitKind.CODE, "t run\n", None),
+    ]
