@@ -111,11 +111,31 @@ def _record(
         "round_timings": [t.get("timings_ms", {}) for t in body["trace"]],
         "cited_on_page": len(on_page),
         "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
+        "best_check": max(
+            (_checked(c["verification"]) for c in body["clauses"]),
+            default=-1.0,
+        ),
         "cited_texts": [(s["heading"], s["text"][:200]) for s in cited],
         "clauses": [
             (c["clause"], [f"{s['path']}:{s['line_start']}" for s in c["sources"]]) for c in body["clauses"]
         ],
     }
+
+
+def _checked(verification: dict[str, Any]) -> float:
+    """A clause's answer-check rating; one the check did not read (a bridge's later hop) passes any floor."""
+    value = verification.get("answer_check")
+    return 1.0 if value is None else float(value)
+
+
+def _share_below(values: list[float], floor: float) -> str:
+    """The share of `values` below `floor`: the answers a floor there would abstain on."""
+    return _fmt(mean([float(v < floor) for v in values]))
+
+
+def _with_check_floor(settings: EngineConfig, floor: float) -> EngineConfig:
+    """`settings` with the answer check refusing clauses below `floor`."""
+    return replace(settings, verify=replace(settings.verify, min_answer_check=floor))
 
 
 def _ask_all(
@@ -193,19 +213,20 @@ def _report(records: list[dict[str, Any]], labels: list[str]) -> None:
     print(f"{'figure':<{width}}  " + "  ".join(f"{label:>14}" for label in labels))
     for name, values in lines:
         print(f"{name:<{width}}  " + "  ".join(f"{v:>14}" for v in values))
-    print("abstention at a relevance floor t (answerable faq / unanswerable), per model:")
-    for label in labels:
-        ans = [
-            r["best_relevance"]
-            for r in records
-            if r["model"] == label and r["phase"] == "answerable" and r["kind"] == "faq"
-        ]
-        una = [r["best_relevance"] for r in records if r["model"] == label and r["phase"] == "unanswerable"]
-        cells = [
-            f"{t:.2f}: {_fmt(mean([float(v < t) for v in ans]))}/{_fmt(mean([float(v < t) for v in una]))}"
-            for t in (0.35, 0.45, 0.55, 0.65, 0.75)
-        ]
-        print(f"  {label}: " + "  ".join(cells))
+    for key, name, floors in (
+        ("best_relevance", "a relevance floor", (0.35, 0.45, 0.55, 0.65, 0.75)),
+        ("best_check", "an answer-check floor", (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)),
+    ):
+        print(f"abstention at {name} t (answerable faq / unanswerable), per model:")
+        for label in labels:
+            ans = [
+                r[key]
+                for r in records
+                if r["model"] == label and r["phase"] == "answerable" and r["kind"] == "faq"
+            ]
+            una = [r[key] for r in records if r["model"] == label and r["phase"] == "unanswerable"]
+            cells = [f"{t:.2f}: {_share_below(ans, t)}/{_share_below(una, t)}" for t in floors]
+            print(f"  {label}: " + "  ".join(cells))
 
 
 def main() -> None:
@@ -229,6 +250,12 @@ def main() -> None:
         default=None,
         help="EngineConfig.one_hop_patience for every model (0: no limit; default: the engine's)",
     )
+    ap.add_argument(
+        "--min-answer-check",
+        type=float,
+        default=None,
+        help="VerifyConfig.min_answer_check for every model (0: it refuses nothing; default: the engine's)",
+    )
     args = ap.parse_args()
     repos_named = ROLES[args.role]
     kinds = set(args.kinds.split(","))
@@ -243,6 +270,11 @@ def main() -> None:
         models += [
             (label, _model_path(spec, work), None) for label, spec in (m.split("=", 1) for m in args.model)
         ]
+        if args.min_answer_check is not None:
+            models = [
+                (label, spec, _with_check_floor(settings or EngineConfig(), args.min_answer_check))
+                for label, spec, settings in models
+            ]
         if args.one_hop_patience is not None:
             models = [
                 (label, spec, replace(settings or EngineConfig(), one_hop_patience=args.one_hop_patience))

@@ -196,6 +196,16 @@ def _is_old(unit: Unit, row: QARow) -> bool:
     return matches(unit.text, row.old_sentence, same_path=unit.path == row.path, rival=row.new_sentence)
 
 
+def _settings(patience: int | None, check_floor: float | None) -> EngineConfig | None:
+    """The engine's settings with what the command line changed; None when it changed nothing."""
+    if patience is None and check_floor is None:
+        return None
+    settings = EngineConfig() if patience is None else EngineConfig(one_hop_patience=patience)
+    if check_floor is None:
+        return settings
+    return replace(settings, verify=replace(settings.verify, min_answer_check=check_floor))
+
+
 def _compare(extractive: list[Record], llm: list[Record], split: str) -> None:
     """Per split, the overall figures of both planners on the tip rows side by side; then the LLM's rounds."""
     for name in ["tune", "heldout", "all"] if split == "all" else [split]:
@@ -243,6 +253,12 @@ def main() -> None:
         default=None,
         help="EngineConfig.one_hop_patience (0: no limit; default: the engine's)",
     )
+    parser.add_argument(
+        "--min-answer-check",
+        type=float,
+        default=None,
+        help="VerifyConfig.min_answer_check (0: the check refuses nothing; default: the engine's)",
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N chosen rows of each kind")
     add_llm_arguments(parser, "also ask the tip rows with the LLM planner on this OpenAI-compatible API base")
     args = parser.parse_args()
@@ -273,8 +289,7 @@ def main() -> None:
         _git(clone, "checkout", "-q", "--detach", tip)
         database = open_database(None, work / "db")
         models = model_names(config)
-        patience = args.one_hop_patience
-        settings = None if patience is None else EngineConfig(one_hop_patience=patience)
+        settings = _settings(args.one_hop_patience, args.min_answer_check)
         extractive = models if llm is None else replace(models, llm=None)
         run = _Run(clone, database, config, args.budget, extractive, settings)
         with database.connect() as conn:

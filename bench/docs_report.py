@@ -11,11 +11,14 @@
   answer (gold = the old sentence) and the change figures are printed apart;
 - the abstention curve: an answer's score is the highest `verification.relevance` of its clauses (the
   relevance model's score of the best source, what `VerifyConfig.min_relevance` gates); at a threshold t an
-  answer abstains when it abstained or its score is below t.
+  answer abstains when it abstained or its score is below t. A second curve reads the answer check's best
+  rating of the answer's clauses the same way (what `VerifyConfig.min_answer_check` gates; a clause the
+  check did not read counts as 1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +72,14 @@ class Record:
         if self.abstained:
             return -1.0
         return max((float(c["verification"]["relevance"]) for c in self.body["clauses"]), default=-1.0)
+
+    @property
+    def check(self) -> float:
+        """The best clause's answer-check rating (1 where the check did not read it); -1 for an abstention."""
+        if self.abstained:
+            return -1.0
+        ratings = (c["verification"].get("answer_check") for c in self.body["clauses"])
+        return max((1.0 if v is None else float(v) for v in ratings), default=-1.0)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -173,11 +184,19 @@ def _changed(records: list[Record]) -> None:
 
 
 def _curve(records: list[Record]) -> None:
-    answerable = [r.score for r in records if r.row.answerable]
-    unanswerable = [r.score for r in records if not r.row.answerable]
-    if not answerable or not unanswerable:
-        return
-    print("abstention curve (threshold on the best clause relevance): t  abst.unanswerable  abst.answerable")
+    readings: list[tuple[str, Callable[[Record], float]]] = [
+        ("relevance", lambda r: r.score),
+        ("answer check", lambda r: r.check),
+    ]
+    for name, score in readings:
+        answerable = [score(r) for r in records if r.row.answerable]
+        unanswerable = [score(r) for r in records if not r.row.answerable]
+        if answerable and unanswerable:
+            _curve_of(name, answerable, unanswerable)
+
+
+def _curve_of(name: str, answerable: list[float], unanswerable: list[float]) -> None:
+    print(f"abstention curve (threshold on the best clause {name}): t  abst.unanswerable  abst.answerable")
     for t in _THRESHOLDS:
         u = mean([float(s < t) for s in unanswerable])
         a = mean([float(s < t) for s in answerable])

@@ -12,7 +12,7 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
      "clauses": [{"clause": "...", "confidence": 0.93, "need": "none|single|multi", "round": 1,
                   "conflicts_with": [],
                   "verification": {"similarity": 1.0, "relevance": 0.7, "entailment": 1.0, "coverage": 1.0,
-                                   "contradiction": 0.0, "composite": 0.93},
+                                   "contradiction": 0.0, "composite": 0.93, "answer_check": 0.8},
                   "sources": [{"sentence_id": 42, "document_id": 7, "repository": "docs", "path": "a.md",
                                "heading": "A > B", "line_start": 3, "line_end": 3, "text": "...",
                                "embedded": true, "git_commit": "abc123"}]}],
@@ -65,10 +65,14 @@ class Verification:
     coverage: float = 0.0
     contradiction: float = 0.0
     composite: float = 0.0
+    answer_check: float | None = None
+    """The answer check's best rating of the supports (`VerifyConfig.min_answer_check`); None when no check
+    read them (no check loaded, or a bridge's later hop). Not part of the composite."""
 
-    def to_dict(self) -> dict[str, float]:
-        """Rounded scores for JSON, in field order."""
-        return {f.name: round(getattr(self, f.name), 4) for f in fields(self)}
+    def to_dict(self) -> dict[str, float | None]:
+        """Rounded scores for JSON, in field order; an answer check that did not read stays null."""
+        values = ((f.name, getattr(self, f.name)) for f in fields(self))
+        return {name: None if value is None else round(value, 4) for name, value in values}
 
 
 @dataclass(frozen=True, slots=True)

@@ -251,6 +251,7 @@ class Verifier:
         if checked is not None and checked < config.min_answer_check:
             reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
             return Verdict(proposal, Stage.RELEVANCE, reason)
+        verification.answer_check = checked
         return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
 
     def _checked(

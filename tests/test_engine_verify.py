@@ -299,6 +299,7 @@ def test_a_near_miss_the_relevance_model_lets_through_is_refused_by_the_answer_c
     assert not verdicts[0].accepted and verdicts[0].stage is Stage.RELEVANCE
     assert verdicts[0].reason == "the answer check reads its sources as a near miss (0.04)"
     assert verdicts[1].accepted, verdicts[1].reason
+    assert verdicts[1].verification.answer_check == 0.9
     assert ("when was the Acme bridge opened", f"Doc: {SENTENCES[1]}") in check.read
 
 
@@ -315,6 +316,9 @@ def test_without_an_answer_check_or_on_a_later_hop_nothing_is_checked(embedder: 
     )
     assert verdicts[0].accepted, verdicts[0].reason
     assert check.read == []
+    for verdict in (unchecked[0], verdicts[0]):
+        assert verdict.verification.answer_check is None
+        assert verdict.verification.to_dict()["answer_check"] is None
 
 
 def test_the_answer_check_reads_the_part_a_clause_answers_too(embedder: EmbeddingModel) -> None:
