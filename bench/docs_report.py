@@ -93,6 +93,7 @@ class Record:
             "latency_ms": round(self.latency_ms, 1),
             "cached": bool(self.body.get("cached")),
             "score": self.score,
+            "check": self.check,
             "gold": [{"path": g.path, "sentence": g.sentence, "line": g.line} for g in self.row.gold],
             "cited": [
                 {**u.to_dict(), "gold": s, "same_page": p}
