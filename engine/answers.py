@@ -67,12 +67,14 @@ class Verification:
     composite: float = 0.0
     answer_check: float | None = None
     """The answer check's best rating of the supports (`VerifyConfig.min_answer_check`); None when no check
-    read them (no check loaded, or a bridge's later hop). Not part of the composite."""
+    read them (no check loaded, or a bridge's later hop), and then left out of the JSON. Not part of the
+    composite."""
 
-    def to_dict(self) -> dict[str, float | None]:
-        """Rounded scores for JSON, in field order; an answer check that did not read stays null."""
+    def to_dict(self) -> dict[str, float]:
+        """Rounded scores for JSON, in field order; `answer_check` only where the check read the clause, so
+        every value is a number."""
         values = ((f.name, getattr(self, f.name)) for f in fields(self))
-        return {name: None if value is None else round(value, 4) for name, value in values}
+        return {name: round(value, 4) for name, value in values if value is not None}
 
 
 @dataclass(frozen=True, slots=True)
