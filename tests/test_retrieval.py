@@ -217,3 +217,19 @@ def test_reranked_order_is_fused_again_with_the_fused_order(
         assert hit.score == hit.scores["final"]
     assert [h.scores["final"] for h in head] == sorted((h.scores["final"] for h in head), reverse=True)
     assert [h.sentence_id for h in hits[4:]] == fused[4:]
+
+
+def test_a_corrected_word_ranks_its_sentence_above_hits_of_the_other_words(
+    conn: Connection, repo_dir: Path
+) -> None:
+    """The exact query drops the word it cannot read, so its hits match only the other words and can fill
+    every slot: the corrected query's hits come first."""
+    (repo_dir / "build.md").write_text(
+        "# Build\n\nThe build cache can grow large. The build writes logs.\n\n"
+        "## Reuse\n\nIncremental compilation reuses earlier results.\n"
+    )
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    found = staged_lexical_search(conn, "build incrmental", 2)
+    assert found.corrections == {"incrment": "increment"}
+    assert found.hits[0].stage is LexicalStage.TYPO
+    assert _text(conn, found.hits[0]) == "Incremental compilation reuses earlier results."

@@ -3,8 +3,12 @@
 Stage 0 searches the query's own lexemes. When the index lacks some of them and the top hit does not hold
 every query lexeme, stage 1 replaces the unknown lexemes with their most frequent edit-distance-1 neighbours
 in the index's own vocabulary ("compilr" -> "compil"), and stage 2 widens the still unknown ones to the
-indexed terms they prefix ("bootstr" -> "bootstrap"). A later stage can only add candidates below the hits
-of the stages before it, never push them down: a correction is a guess, an exact match is not.
+indexed terms they prefix ("bootstr" -> "bootstrap").
+
+The corrected query's hits rank first, then the exact query's: the exact query is the corrected one less
+the words it could not read, so on a question ("how do I switch on exemplar storge?") its hits match only
+the other words, fill every slot, and would keep the sentence that holds the corrected word out. A prefix
+stage only adds hits below the stages before it: a widened word matches many terms, most of them not meant.
 """
 
 from __future__ import annotations
@@ -156,7 +160,7 @@ def staged_lexical_search(
         if result.corrections:
             typo = search(typo_terms)
             result.stages_run.append(LexicalStage.TYPO)
-            stages.append([StagedHit(h, LexicalStage.TYPO) for h in typo])
+            stages.insert(0, [StagedHit(h, LexicalStage.TYPO) for h in typo])  # see the module docstring
             if _confident(typo, len(terms), unknown - len(result.corrections)):
                 result.hits = merge_stages(stages, k)
                 return result
