@@ -233,3 +233,16 @@ def test_a_corrected_word_ranks_its_sentence_above_hits_of_the_other_words(
     assert found.corrections == {"incrment": "increment"}
     assert found.hits[0].stage is LexicalStage.TYPO
     assert _text(conn, found.hits[0]) == "Incremental compilation reuses earlier results."
+
+
+def test_a_typo_is_corrected_in_the_word_typed_when_stemming_moves_it_further(
+    conn: Connection, repo_dir: Path
+) -> None:
+    """ "memroy" is one edit from "memory" but two from its lexeme "memori": the word typed is corrected."""
+    (repo_dir / "cache.md").write_text(
+        "# Cache\n\nThe cache keeps results in memory.\n\nIt is cleared daily.\n"
+    )
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    found = staged_lexical_search(conn, "where are results kept, in memroy?", 3)
+    assert found.corrections == {"memroy": "memori"}
+    assert _text(conn, found.hits[0]) == "The cache keeps results in memory."

@@ -21,9 +21,11 @@ __all__ = [
     "LexicalHit",
     "bm25_search",
     "bm25_search_terms",
+    "indexed_lexemes_of",
     "lexical_document_frequencies",
     "query_lexemes",
     "terms_with_prefix",
+    "typed_words",
 ]
 
 
@@ -148,6 +150,33 @@ def query_lexemes(conn: Connection, query: str) -> list[str]:
         (query,),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def typed_words(conn: Connection, query: str) -> dict[str, set[str]]:
+    """Each lexeme of `query` with the words, as typed (lower-cased), that the text search configuration
+    made it of."""
+    rows = conn.execute(
+        f"SELECT lower(token), lexemes[1] FROM ts_debug('{TEXT_SEARCH_CONFIG}', normalize(%s, NFKC))"
+        " WHERE cardinality(lexemes) > 0",
+        (query,),
+    ).fetchall()
+    words: dict[str, set[str]] = {}
+    for word, lexeme in rows:
+        words.setdefault(lexeme, set()).add(word)
+    return words
+
+
+def indexed_lexemes_of(conn: Connection, words: Sequence[str]) -> dict[str, int]:
+    """The lexemes that `words` make, each once, that the index knows, with their document frequencies."""
+    if not words:
+        return {}
+    rows = conn.execute(
+        f"SELECT DISTINCT u.lexeme, t.df FROM unnest(%s::text[]) w"
+        f" CROSS JOIN LATERAL unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', w)) u"
+        " JOIN lexical_terms t ON t.term = u.lexeme",
+        (list(words),),
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
 
 
 def lexical_document_frequencies(conn: Connection, terms: Sequence[str]) -> dict[str, int]:

@@ -2,7 +2,8 @@
 
 Stage 0 searches the query's own lexemes. When the index lacks some of them and the top hit does not hold
 every query lexeme, stage 1 replaces the unknown lexemes with their most frequent edit-distance-1 neighbours
-in the index's own vocabulary ("compilr" -> "compil"), and stage 2 widens the still unknown ones to the
+in the index's own vocabulary ("compilr" -> "compil"; the lexeme of a word one edit from the word typed
+counts too: "memroy" -> "memori"), and stage 2 widens the still unknown ones to the
 indexed terms they prefix ("bootstr" -> "bootstrap").
 
 The corrected query's hits rank first, then the exact query's: the exact query is the corrected one less
@@ -21,9 +22,11 @@ from dataclasses import dataclass, field
 from engine.search._bm25 import (
     LexicalHit,
     bm25_search_terms,
+    indexed_lexemes_of,
     lexical_document_frequencies,
     query_lexemes,
     terms_with_prefix,
+    typed_words,
 )
 from indexer.database import Connection
 
@@ -101,15 +104,26 @@ def _confident(hits: Sequence[LexicalHit], query_terms: int, unknown_terms: int)
 
 
 def _typo_terms(
-    conn: Connection, terms: Sequence[str], known: dict[str, int]
+    conn: Connection, query: str, terms: Sequence[str], known: dict[str, int]
 ) -> tuple[list[str], dict[str, str]]:
+    """Each unknown lexeme replaced by its most frequent neighbour in the index's vocabulary, with the
+    corrections made. A neighbour is one edit from the lexeme, or the lexeme of a word one edit from the
+    word the user typed: a typo is made in the word, and stemming can move it further ("memroy" is two
+    edits from "memori", the lexeme of "memory", and one from "memory")."""
     corrected: list[str] = []
     corrections: dict[str, str] = {}
+    typed: dict[str, set[str]] | None = None
     for term in terms:
         if term in known or len(term) < 3 or not term.isalnum():
             corrected.append(term)
             continue
+        if typed is None:
+            typed = typed_words(conn, query)
         neighbours = lexical_document_frequencies(conn, sorted(edit_distance_one(term)))
+        words = typed.get(term, set())
+        variants = {v for word in words if word.isalnum() for v in edit_distance_one(word)}
+        neighbours.update(indexed_lexemes_of(conn, sorted(variants)))
+        neighbours.pop(term, None)
         if neighbours:
             best = max(neighbours.items(), key=lambda item: (item[1], item[0]))[0]
             corrections[term] = best
@@ -156,7 +170,7 @@ def staged_lexical_search(
     stages = [[StagedHit(h, LexicalStage.EXACT) for h in exact]]
     unknown = sum(1 for t in terms if t not in known)
     if not _confident(exact, len(terms), unknown):
-        typo_terms, result.corrections = _typo_terms(conn, terms, known)
+        typo_terms, result.corrections = _typo_terms(conn, query, terms, known)
         if result.corrections:
             typo = search(typo_terms)
             result.stages_run.append(LexicalStage.TYPO)
