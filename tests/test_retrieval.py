@@ -246,3 +246,17 @@ def test_a_typo_is_corrected_in_the_word_typed_when_stemming_moves_it_further(
     found = staged_lexical_search(conn, "where are results kept, in memroy?", 3)
     assert found.corrections == {"memroy": "memori"}
     assert _text(conn, found.hits[0]) == "The cache keeps results in memory."
+
+
+def test_many_unknown_words_or_a_very_long_one_are_no_typo(conn: Connection, repo_dir: Path) -> None:
+    """Only the first few unknown words of a query, each of a word's length, are corrected: variants grow
+    with a word's length, and a question of unknown words is not misspelt."""
+    token = "cachetoken" * 4  # an indexed word longer than any typo is corrected from
+    (repo_dir / "cache.md").write_text(
+        f"# Cache\n\nThe cache keeps results in memory.\n\nIts key is {token}.\n"
+    )
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    assert staged_lexical_search(conn, "cache memroy", 3).corrections == {"memroy": "memori"}
+    gibberish = " ".join(f"qzx{letter}" for letter in "abcdefgh")
+    assert staged_lexical_search(conn, f"{gibberish} memroy", 3).corrections == {}
+    assert staged_lexical_search(conn, f"memroy {token[1:]}", 3).corrections == {"memroy": "memori"}

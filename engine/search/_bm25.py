@@ -166,17 +166,17 @@ def typed_words(conn: Connection, query: str) -> dict[str, set[str]]:
     return words
 
 
-def indexed_lexemes_of(conn: Connection, words: Sequence[str]) -> dict[str, int]:
-    """The lexemes that `words` make, each once, that the index knows, with their document frequencies."""
+def indexed_lexemes_of(conn: Connection, words: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """Each of `words` whose lexeme the index knows, with that lexeme and its document frequency."""
     if not words:
         return {}
     rows = conn.execute(
-        f"SELECT DISTINCT u.lexeme, t.df FROM unnest(%s::text[]) w"
+        f"SELECT w, u.lexeme, t.df FROM unnest(%s::text[]) w"
         f" CROSS JOIN LATERAL unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', w)) u"
         " JOIN lexical_terms t ON t.term = u.lexeme",
         (list(words),),
     ).fetchall()
-    return {r[0]: r[1] for r in rows}
+    return {r[0]: (r[1], r[2]) for r in rows}
 
 
 def lexical_document_frequencies(conn: Connection, terms: Sequence[str]) -> dict[str, int]:

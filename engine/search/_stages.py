@@ -18,6 +18,7 @@ import enum
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from engine.search._bm25 import (
     LexicalHit,
@@ -41,6 +42,10 @@ __all__ = [
 
 _ALPHABET = string.ascii_lowercase + string.digits
 _MIN_PREFIX = 4
+_MAX_TYPO = 32
+"""A longer unknown lexeme or word is not corrected: no typo, and its variants grow with its length."""
+_MAX_CORRECTED = 8
+"""At most this many unknown lexemes of a query are corrected, the first ones: more is no typo."""
 
 
 class LexicalStage(enum.Enum):
@@ -109,28 +114,41 @@ def _typo_terms(
     """Each unknown lexeme replaced by its most frequent neighbour in the index's vocabulary, with the
     corrections made. A neighbour is one edit from the lexeme, or the lexeme of a word one edit from the
     word the user typed: a typo is made in the word, and stemming can move it further ("memroy" is two
-    edits from "memori", the lexeme of "memory", and one from "memory")."""
+    edits from "memori", the lexeme of "memory", and one from "memory").
+
+    Only the first `_MAX_CORRECTED` unknown lexemes of at most `_MAX_TYPO` characters are corrected, in two
+    queries for all of them: a question of many unknown or very long words is no typo, and each word's
+    variants grow with its length."""
+    readable = (t for t in terms if t not in known and 3 <= len(t) <= _MAX_TYPO and t.isalnum())
+    unknown = list(islice(readable, _MAX_CORRECTED))
+    if not unknown:
+        return list(terms), {}
+    typed = typed_words(conn, query)
+    near_lexemes = {t: edit_distance_one(t) for t in unknown}
+    near_words = {t: _near_words(typed.get(t, set())) for t in unknown}
+    frequencies = lexical_document_frequencies(conn, sorted(set().union(*near_lexemes.values())))
+    stemmed = indexed_lexemes_of(conn, sorted(set().union(*near_words.values())))
     corrected: list[str] = []
     corrections: dict[str, str] = {}
-    typed: dict[str, set[str]] | None = None
     for term in terms:
-        if term in known or len(term) < 3 or not term.isalnum():
-            corrected.append(term)
+        if term not in near_lexemes:
+            corrected.append(term)  # known, or not corrected: the prefix stage may still widen it
             continue
-        if typed is None:
-            typed = typed_words(conn, query)
-        neighbours = lexical_document_frequencies(conn, sorted(edit_distance_one(term)))
-        words = typed.get(term, set())
-        variants = {v for word in words if word.isalnum() for v in edit_distance_one(word)}
-        neighbours.update(indexed_lexemes_of(conn, sorted(variants)))
+        neighbours = {v: frequencies[v] for v in near_lexemes[term] if v in frequencies}
+        neighbours.update(stemmed[w] for w in near_words[term] if w in stemmed)
         neighbours.pop(term, None)
         if neighbours:
             best = max(neighbours.items(), key=lambda item: (item[1], item[0]))[0]
             corrections[term] = best
             corrected.append(best)
         else:
-            corrected.append(term)  # no neighbour: the prefix stage may still widen it
+            corrected.append(term)
     return corrected, corrections
+
+
+def _near_words(words: set[str]) -> set[str]:
+    """The words one edit from any of `words` (as typed) that could be a typo: not from a long one."""
+    return {v for w in words if w.isalnum() and len(w) <= _MAX_TYPO for v in edit_distance_one(w)}
 
 
 def _prefix_terms(conn: Connection, terms: Sequence[str], known: dict[str, int]) -> list[str]:
