@@ -69,7 +69,7 @@ def _is_gold(text: str, gold: list[str]) -> bool:
     return False
 
 
-def _write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]:
+def write_corpus(questions: list[dict[str, Any]], root: Path) -> dict[str, str]:
     """One file per distinct paragraph, rewriting only what differs and removing files of other questions
     (so a kept work directory holds exactly this run's corpus); returns file name -> title."""
     files: dict[str, str] = {}
@@ -248,7 +248,7 @@ def main() -> None:
     with workspace(args.workdir) as tmp:
         corpus = tmp / "corpus"
         corpus.mkdir(parents=True, exist_ok=True)
-        titles = _write_corpus(questions, corpus)
+        titles = write_corpus(questions, corpus)
         database = open_database(None, tmp / "db")
         embedder = load_embedding_model()
         with database.connect() as conn:

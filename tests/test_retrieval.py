@@ -260,3 +260,10 @@ def test_many_unknown_words_or_a_very_long_one_are_no_typo(conn: Connection, rep
     gibberish = " ".join(f"qzx{letter}" for letter in "abcdefgh")
     assert staged_lexical_search(conn, f"{gibberish} memroy", 3).corrections == {}
     assert staged_lexical_search(conn, f"memroy {token[1:]}", 3).corrections == {"memroy": "memori"}
+
+
+def test_a_number_is_never_corrected(conn: Connection, repo_dir: Path) -> None:
+    """ "1800" is one edit from "100", and means another thing."""
+    (repo_dir / "dates.md").write_text("# Dates\n\nThe bridge is 100 metres long.\n")
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    assert staged_lexical_search(conn, "bridge built in 1800", 3).corrections == {}

@@ -116,10 +116,11 @@ def _typo_terms(
     word the user typed: a typo is made in the word, and stemming can move it further ("memroy" is two
     edits from "memori", the lexeme of "memory", and one from "memory").
 
-    Only the first `_MAX_CORRECTED` unknown lexemes of at most `_MAX_TYPO` characters are corrected, in two
+    Only the first `_MAX_CORRECTED` unknown lexemes of at most `_MAX_TYPO` letters are corrected, in two
     queries for all of them: a question of many unknown or very long words is no typo, and each word's
-    variants grow with its length."""
-    readable = (t for t in terms if t not in known and 3 <= len(t) <= _MAX_TYPO and t.isalnum())
+    variants grow with its length. A number, or a name with digits, is never corrected: "1800" is one edit
+    from "100" and means another thing."""
+    readable = (t for t in terms if t not in known and 3 <= len(t) <= _MAX_TYPO and t.isalpha())
     unknown = list(islice(readable, _MAX_CORRECTED))
     if not unknown:
         return list(terms), {}
@@ -148,7 +149,7 @@ def _typo_terms(
 
 def _near_words(words: set[str]) -> set[str]:
     """The words one edit from any of `words` (as typed) that could be a typo: not from a long one."""
-    return {v for w in words if w.isalnum() and len(w) <= _MAX_TYPO for v in edit_distance_one(w)}
+    return {v for w in words if w.isalpha() and len(w) <= _MAX_TYPO for v in edit_distance_one(w)}
 
 
 def _prefix_terms(conn: Connection, terms: Sequence[str], known: dict[str, int]) -> list[str]:
