@@ -54,6 +54,12 @@ def _text(conn: Connection, staged: StagedHit) -> str:
     return load_hits(conn, [staged.hit.sentence_id])[0].text
 
 
+def _index(conn: Connection, repo_dir: Path, text: str = GUIDE) -> None:
+    """`text` as the one page of the repository "docs", indexed."""
+    (repo_dir / "guide.md").write_text(text)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+
+
 def test_rrf_rewards_agreement_and_respects_weights() -> None:
     lexical = LaneResult(Lane.LEXICAL, [(1, 9.0), (2, 8.0), (3, 7.0)])
     vector = LaneResult(Lane.VECTOR, [(3, 0.9), (4, 0.8)])
@@ -95,8 +101,7 @@ def test_edit_distance_one() -> None:
 
 
 def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo_dir: Path) -> None:
-    (repo_dir / "guide.md").write_text(GUIDE)
-    reconcile_repository(conn, Repository("docs", repo_dir))
+    _index(conn, repo_dir)
     confident = staged_lexical_search(conn, "query system memoizes", 5)
     assert confident.stages_run == [LexicalStage.EXACT]
     typo = staged_lexical_search(conn, "memoizes incrmental", 5)
@@ -116,8 +121,7 @@ def test_typo_stage_corrects_against_the_index_vocabulary(conn: Connection, repo
 def test_lexical_hits_come_before_embedding_then_vectors_join(
     retriever: Retriever, conn: Connection, repo_dir: Path, embedder: EmbeddingModel
 ) -> None:
-    (repo_dir / "guide.md").write_text(GUIDE)
-    reconcile_repository(conn, Repository("docs", repo_dir))
+    _index(conn, repo_dir)
     hits = retriever.search("beta toolchain download", 3)
     assert hits[0].text == "Stage 0 downloads a prebuilt beta toolchain."
     assert hits[0].embedded is False
@@ -166,8 +170,7 @@ class _RecordingReranker:
 def test_reranker_reorders_the_fused_head_and_reads_the_heading(
     clean_database: Database, conn: Connection, repo_dir: Path, embedder: EmbeddingModel, with_heading: bool
 ) -> None:
-    (repo_dir / "guide.md").write_text(GUIDE)
-    reconcile_repository(conn, Repository("docs", repo_dir))
+    _index(conn, repo_dir)
     EmbeddingWorker(conn, embedder).drain()
     reranker = _RecordingReranker()
     config = RetrievalConfig(rerank_candidates=3, rerank_with_heading=with_heading, rerank_weight=100.0)
@@ -196,8 +199,7 @@ def test_reranked_order_is_fused_again_with_the_fused_order(
     clean_database: Database, conn: Connection, repo_dir: Path, embedder: EmbeddingModel
 ) -> None:
     """With equal weights a sentence both rankings like beats one only the reranker likes."""
-    (repo_dir / "guide.md").write_text(GUIDE)
-    reconcile_repository(conn, Repository("docs", repo_dir))
+    _index(conn, repo_dir)
     EmbeddingWorker(conn, embedder).drain()
     config = RetrievalConfig(rerank_candidates=4, rrf_k=1.0)
     plain = Retriever(clean_database, embedder, None, config)
@@ -224,11 +226,12 @@ def test_a_corrected_word_ranks_its_sentence_above_hits_of_the_other_words(
 ) -> None:
     """The exact query drops the word it cannot read, so its hits match only the other words and can fill
     every slot: the corrected query's hits come first."""
-    (repo_dir / "build.md").write_text(
+    _index(
+        conn,
+        repo_dir,
         "# Build\n\nThe build cache can grow large. The build writes logs.\n\n"
-        "## Reuse\n\nIncremental compilation reuses earlier results.\n"
+        "## Reuse\n\nIncremental compilation reuses earlier results.\n",
     )
-    reconcile_repository(conn, Repository("docs", repo_dir))
     found = staged_lexical_search(conn, "build incrmental", 2)
     assert found.corrections == {"incrment": "increment"}
     assert found.hits[0].stage is LexicalStage.TYPO
@@ -239,10 +242,11 @@ def test_a_typo_is_corrected_in_the_word_typed_when_stemming_moves_it_further(
     conn: Connection, repo_dir: Path
 ) -> None:
     """ "memroy" is one edit from "memory" but two from its lexeme "memori": the word typed is corrected."""
-    (repo_dir / "cache.md").write_text(
-        "# Cache\n\nThe cache keeps results in memory.\n\nIt is cleared daily.\n"
+    _index(
+        conn,
+        repo_dir,
+        "# Cache\n\nThe cache keeps results in memory.\n\nIt is cleared daily.\n",
     )
-    reconcile_repository(conn, Repository("docs", repo_dir))
     found = staged_lexical_search(conn, "where are results kept, in memroy?", 3)
     assert found.corrections == {"memroy": "memori"}
     assert _text(conn, found.hits[0]) == "The cache keeps results in memory."
@@ -252,10 +256,11 @@ def test_many_unknown_words_or_a_very_long_one_are_no_typo(conn: Connection, rep
     """Only the first few unknown words of a query, each of a word's length, are corrected: variants grow
     with a word's length, and a question of unknown words is not misspelt."""
     token = "cachetoken" * 4  # an indexed word longer than any typo is corrected from
-    (repo_dir / "cache.md").write_text(
-        f"# Cache\n\nThe cache keeps results in memory.\n\nIts key is {token}.\n"
+    _index(
+        conn,
+        repo_dir,
+        f"# Cache\n\nThe cache keeps results in memory.\n\nIts key is {token}.\n",
     )
-    reconcile_repository(conn, Repository("docs", repo_dir))
     assert staged_lexical_search(conn, "cache memroy", 3).corrections == {"memroy": "memori"}
     gibberish = " ".join(f"qzx{letter}" for letter in "abcdefgh")
     assert staged_lexical_search(conn, f"{gibberish} memroy", 3).corrections == {}
@@ -264,6 +269,5 @@ def test_many_unknown_words_or_a_very_long_one_are_no_typo(conn: Connection, rep
 
 def test_a_number_is_never_corrected(conn: Connection, repo_dir: Path) -> None:
     """ "1800" is one edit from "100", and means another thing."""
-    (repo_dir / "dates.md").write_text("# Dates\n\nThe bridge is 100 metres long.\n")
-    reconcile_repository(conn, Repository("docs", repo_dir))
+    _index(conn, repo_dir, "# Dates\n\nThe bridge is 100 metres long.\n")
     assert staged_lexical_search(conn, "bridge built in 1800", 3).corrections == {}
