@@ -3,8 +3,8 @@
 Stage 0 searches the query's own lexemes. When the index lacks some of them and the top hit does not hold
 every query lexeme, stage 1 replaces the unknown lexemes with their most frequent edit-distance-1 neighbours
 in the index's own vocabulary ("compilr" -> "compil"; the lexeme of a word one edit from the word typed
-counts too: "memroy" -> "memori"), and stage 2 widens the still unknown ones to the
-indexed terms they prefix ("bootstr" -> "bootstrap").
+counts too: "memroy" -> "memori"), and stage 2 widens the still unknown ones to the indexed terms they
+prefix ("bootstr" -> "bootstrap").
 
 The corrected query's hits rank first, then the exact query's: the exact query is the corrected one less
 the words it could not read, so on a question ("how do I switch on exemplar storge?") its hits match only
