@@ -6,12 +6,16 @@ The benchmarks run as scripts (`python bench/NAME.py`), so this module is import
 
 from __future__ import annotations
 
+import argparse
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from engine.config import EngineConfig
 from engine.crossencoders import (
     CrossEncoderPrecision,
     EntailmentModel,
@@ -20,7 +24,16 @@ from engine.crossencoders import (
     load_relevance,
 )
 
-__all__ = ["mean", "optional_models", "percentile", "words", "workspace"]
+__all__ = [
+    "add_engine_arguments",
+    "answer_check_of",
+    "engine_settings",
+    "mean",
+    "optional_models",
+    "percentile",
+    "words",
+    "workspace",
+]
 
 _WORD = re.compile(r"\w+")
 
@@ -39,6 +52,43 @@ def percentile(values: Sequence[float], q: float) -> float:
 def mean(values: Sequence[float]) -> float:
     """The arithmetic mean; NaN when there are no values (printed as "nan", never a fake 0)."""
     return sum(values) / len(values) if values else float("nan")
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--one-hop-patience` and `--min-answer-check`: engine settings a docs bench can change (see
+    `engine_settings`)."""
+    parser.add_argument(
+        "--one-hop-patience",
+        type=int,
+        default=None,
+        help="EngineConfig.one_hop_patience (0: no limit; default: the engine's)",
+    )
+    parser.add_argument(
+        "--min-answer-check",
+        type=float,
+        default=None,
+        help="VerifyConfig.min_answer_check (0: the check refuses nothing; default: the engine's)",
+    )
+
+
+def engine_settings(args: argparse.Namespace, base: EngineConfig | None = None) -> EngineConfig | None:
+    """`base` (the engine's defaults when None) with what `add_engine_arguments`' flags set; `base` itself
+    when they set nothing."""
+    if args.one_hop_patience is None and args.min_answer_check is None:
+        return base
+    settings = base or EngineConfig()
+    if args.one_hop_patience is not None:
+        settings = replace(settings, one_hop_patience=args.one_hop_patience)
+    if args.min_answer_check is not None:
+        settings = replace(settings, verify=replace(settings.verify, min_answer_check=args.min_answer_check))
+    return settings
+
+
+def answer_check_of(verification: Mapping[str, Any]) -> float:
+    """A clause's answer-check rating (`verification.answer_check`); 1 where the check did not read it (a
+    bridge's later hop, or no check loaded), which passes any floor."""
+    value = verification.get("answer_check")
+    return 1.0 if value is None else float(value)
 
 
 def optional_models(

@@ -2,7 +2,7 @@
 
     python bench/docs_faq.py DOCS_FAQ [--role heldout|tune] [--model LABEL=PATH|rev:REV ...]
         [--kinds faq,heading] [--budget low|mid|high] [--workdir DIR] [--dump FILE]
-        [--without-section-reading] [--one-hop-patience N]
+        [--without-section-reading] [--one-hop-patience N] [--min-answer-check F]
 
 DOCS_FAQ is `traindata/docs_faq`. The pages of the role's repositories (`training.docs_split`) are written
 out as Markdown files, one repository each, indexed and embedded as `citeline index` and `citeline embed`
@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkit import mean, percentile, workspace
+from benchkit import add_engine_arguments, answer_check_of, engine_settings, mean, percentile, workspace
 from docs_faq_pages import (
     ANSWERED_ELSEWHERE,
     ROLES,
@@ -111,10 +111,7 @@ def _record(
         "round_timings": [t.get("timings_ms", {}) for t in body["trace"]],
         "cited_on_page": len(on_page),
         "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
-        "best_check": max(
-            (_checked(c["verification"]) for c in body["clauses"]),
-            default=-1.0,
-        ),
+        "best_check": max((answer_check_of(c["verification"]) for c in body["clauses"]), default=-1.0),
         "cited_texts": [(s["heading"], s["text"][:200]) for s in cited],
         "clauses": [
             (c["clause"], [f"{s['path']}:{s['line_start']}" for s in c["sources"]]) for c in body["clauses"]
@@ -122,20 +119,9 @@ def _record(
     }
 
 
-def _checked(verification: dict[str, Any]) -> float:
-    """A clause's answer-check rating; one the check did not read (a bridge's later hop) passes any floor."""
-    value = verification.get("answer_check")
-    return 1.0 if value is None else float(value)
-
-
 def _share_below(values: list[float], floor: float) -> str:
     """The share of `values` below `floor`: the answers a floor there would abstain on."""
     return _fmt(mean([float(v < floor) for v in values]))
-
-
-def _with_check_floor(settings: EngineConfig, floor: float) -> EngineConfig:
-    """`settings` with the answer check refusing clauses below `floor`."""
-    return replace(settings, verify=replace(settings.verify, min_answer_check=floor))
 
 
 def _ask_all(
@@ -244,18 +230,7 @@ def main() -> None:
         action="store_true",
         help="also run the shipped model with no section read on its own (EngineConfig.section_units=0)",
     )
-    ap.add_argument(
-        "--one-hop-patience",
-        type=int,
-        default=None,
-        help="EngineConfig.one_hop_patience for every model (0: no limit; default: the engine's)",
-    )
-    ap.add_argument(
-        "--min-answer-check",
-        type=float,
-        default=None,
-        help="VerifyConfig.min_answer_check for every model (0: it refuses nothing; default: the engine's)",
-    )
+    add_engine_arguments(ap)
     args = ap.parse_args()
     repos_named = ROLES[args.role]
     kinds = set(args.kinds.split(","))
@@ -270,16 +245,7 @@ def main() -> None:
         models += [
             (label, _model_path(spec, work), None) for label, spec in (m.split("=", 1) for m in args.model)
         ]
-        if args.min_answer_check is not None:
-            models = [
-                (label, spec, _with_check_floor(settings or EngineConfig(), args.min_answer_check))
-                for label, spec, settings in models
-            ]
-        if args.one_hop_patience is not None:
-            models = [
-                (label, spec, replace(settings or EngineConfig(), one_hop_patience=args.one_hop_patience))
-                for label, spec, settings in models
-            ]
+        models = [(label, spec, engine_settings(args, settings)) for label, spec, settings in models]
         repos = []
         for name in repos_named:
             root = work / "pages" / name.replace("/", "__")

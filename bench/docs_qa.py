@@ -2,6 +2,7 @@
 
     python bench/docs_qa.py QA_JSONL BUNDLE [--split tune|heldout|all] [--budget low|mid|high]
         [--dump FILE] [--workdir DIR] [--changed-to tip|new] [--limit N] [--one-hop-patience N]
+        [--min-answer-check F]
         [--llm-url URL [--llm-model M] [--llm-budget S]]
 
 QA_JSONL is a question file in the `prometheus_docs/qa_dev.jsonl` format and BUNDLE the git bundle of the
@@ -42,7 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkit import mean, workspace
+from benchkit import add_engine_arguments, engine_settings, mean, workspace
 from docs_gold import GOLD_KINDS, Gold, QARow, Unit, load_rows, matches, split_rows
 from docs_report import Record, print_report
 from llm_compare import RoundCounts, add_llm_arguments, latency_rows, llm_config, print_side_by_side
@@ -196,16 +197,6 @@ def _is_old(unit: Unit, row: QARow) -> bool:
     return matches(unit.text, row.old_sentence, same_path=unit.path == row.path, rival=row.new_sentence)
 
 
-def _settings(patience: int | None, check_floor: float | None) -> EngineConfig | None:
-    """The engine's settings with what the command line changed; None when it changed nothing."""
-    if patience is None and check_floor is None:
-        return None
-    settings = EngineConfig() if patience is None else EngineConfig(one_hop_patience=patience)
-    if check_floor is None:
-        return settings
-    return replace(settings, verify=replace(settings.verify, min_answer_check=check_floor))
-
-
 def _compare(extractive: list[Record], llm: list[Record], split: str) -> None:
     """Per split, the overall figures of both planners on the tip rows side by side; then the LLM's rounds."""
     for name in ["tune", "heldout", "all"] if split == "all" else [split]:
@@ -247,18 +238,7 @@ def main() -> None:
         "--workdir", type=Path, default=None, help="keep the clone and index for the next run"
     )
     parser.add_argument("--changed-to", choices=["new", "tip"], default="new")
-    parser.add_argument(
-        "--one-hop-patience",
-        type=int,
-        default=None,
-        help="EngineConfig.one_hop_patience (0: no limit; default: the engine's)",
-    )
-    parser.add_argument(
-        "--min-answer-check",
-        type=float,
-        default=None,
-        help="VerifyConfig.min_answer_check (0: the check refuses nothing; default: the engine's)",
-    )
+    add_engine_arguments(parser)
     parser.add_argument("--limit", type=int, default=None, help="only the first N chosen rows of each kind")
     add_llm_arguments(parser, "also ask the tip rows with the LLM planner on this OpenAI-compatible API base")
     args = parser.parse_args()
@@ -289,7 +269,7 @@ def main() -> None:
         _git(clone, "checkout", "-q", "--detach", tip)
         database = open_database(None, work / "db")
         models = model_names(config)
-        settings = _settings(args.one_hop_patience, args.min_answer_check)
+        settings = engine_settings(args)
         extractive = models if llm is None else replace(models, llm=None)
         run = _Run(clone, database, config, args.budget, extractive, settings)
         with database.connect() as conn:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit import mean, percentile
+from benchkit import answer_check_of, mean, percentile
 from docs_gold import QARow, Unit, unit_is_gold
 
 __all__ = ["Record", "print_report"]
@@ -78,8 +78,7 @@ class Record:
         """The best clause's answer-check rating (1 where the check did not read it); -1 for an abstention."""
         if self.abstained:
             return -1.0
-        ratings = (c["verification"].get("answer_check") for c in self.body["clauses"])
-        return max((1.0 if v is None else float(v) for v in ratings), default=-1.0)
+        return max((answer_check_of(c["verification"]) for c in self.body["clauses"]), default=-1.0)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
