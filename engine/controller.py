@@ -27,7 +27,7 @@ from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
 from engine.rounds import Rounds
 from engine.routing import question_parts, route
-from engine.search import Filters, Hit, Search
+from engine.search import Filters, Hit, Search, Spelling, spell_question
 from engine.store import find_answer, load_answer, save_answer
 from engine.verdicts import Proposal
 from engine.verify import Verifier
@@ -160,7 +160,7 @@ class AnswerEngine:
             pool.add(hits, 1, config.hits_per_subquery)
         verify = config.verify.for_budget(Budget.HIGH)
         verifier = Verifier(self._entailment, self._relevance, verify, self._check)
-        verdicts = verifier.verify(stored.question, proposals, pool)
+        verdicts = verifier.verify(self._spelled(stored.question).text, proposals, pool)
         if not all(v.accepted for v in verdicts):
             return None
         result = Answer(stored.question, Status.ANSWER, stored.route, Budget.HIGH, filters=stored.filters)
@@ -174,19 +174,31 @@ class AnswerEngine:
     def _search(self, query: str, k: int, filters: Filters) -> list[Hit]:
         return self._retriever.search(query, k, filters=filters)
 
+    def _spelled(self, question: str) -> Spelling:
+        """The question as search and the models read it (`EngineConfig.spelling`)."""
+        if not self._config.spelling:
+            return Spelling(question)
+        with self._connect() as conn:
+            return spell_question(conn, question)
+
     def _compute(self, question: str, budget: Budget, filters: Filters) -> Answer:
-        """Route the question on its first retrieval, then run the FastPath or the loop."""
+        """Route the question on its first retrieval, then run the FastPath or the loop; both read the
+        question with its typos corrected (`spell_question`), and the answer keeps it as asked."""
         config = self._config
         started = time.perf_counter()
-        first = self._search(question, config.first_k, filters)
+        spelling = self._spelled(question)
+        asked = spelling.text
+        first = self._search(asked, config.first_k, filters)
         ms = 1000 * (time.perf_counter() - started)
-        decision = route(question, first, config.routing)
+        decision = route(asked, first, config.routing)
         result = Answer(question, Status.INSUFFICIENT, decision.route, budget)
+        if (read_as := spelling.note()) is not None:
+            result.notes.append(read_as)
         result.notes.append(f"route {decision.route.value}: " + "; ".join(decision.reasons))
         result.notes.append(f"planner {self._planner.name}")
         pool = EvidencePool(self._embedder, config.max_evidence)
-        state = PlannerState(question, decision.shape, pool, max_rounds=config.rounds_for(budget))
-        state.parts = question_parts(question)
+        state = PlannerState(asked, decision.shape, pool, max_rounds=config.rounds_for(budget))
+        state.parts = question_parts(asked)
         rounds = Rounds(
             self._connect,
             self._planner,

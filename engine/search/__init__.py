@@ -6,7 +6,8 @@ writes each sentence's tsvector and the schema's triggers keep the term statisti
 transaction) and never imports it.
 
 Modules, private behind this one: `_hits` (the one hit record and the one query that loads hits), `_bm25`
-(the lexical lane's SQL), `_stages` (its typo and prefix stages), `_vector` (the vector lane's SQL),
+(the lexical lane's SQL), `_stages` (its typo and prefix stages), `_spelling` (the question with
+its typos corrected, as the models read it), `_vector` (the vector lane's SQL),
 `_fusion` (reciprocal rank fusion), `_rerank` (the cross-encoder pass), `_retriever` (both lanes run
 concurrently, fused, reranked) and `_contract` (`Search`, modes, filters, configuration). The lanes rank
 sentence ids only; every hit a search returns is loaded once.
@@ -26,6 +27,7 @@ from engine.search._fusion import Fused, Lane, LaneResult, fuse
 from engine.search._hits import Hit, headed_text, load_hits
 from engine.search._rerank import rerank
 from engine.search._retriever import Retriever
+from engine.search._spelling import Spelling, model_words, spell_question
 from engine.search._stages import (
     LexicalStage,
     StagedHit,
@@ -49,6 +51,7 @@ __all__ = [
     "Retriever",
     "Search",
     "SearchMode",
+    "Spelling",
     "StagedHit",
     "StagedSearch",
     "VectorHit",
@@ -60,8 +63,10 @@ __all__ = [
     "lexical_document_frequencies",
     "load_hits",
     "merge_stages",
+    "model_words",
     "query_lexemes",
     "rerank",
+    "spell_question",
     "staged_lexical_search",
     "terms_with_prefix",
     "vector_search",

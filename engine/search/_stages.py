@@ -32,12 +32,14 @@ from engine.search._bm25 import (
 from indexer.database import Connection
 
 __all__ = [
+    "Correction",
     "LexicalStage",
     "StagedHit",
     "StagedSearch",
     "edit_distance_one",
     "merge_stages",
     "staged_lexical_search",
+    "typo_corrections",
 ]
 
 _ALPHABET = string.ascii_lowercase + string.digits
@@ -108,11 +110,21 @@ def _confident(hits: Sequence[LexicalHit], query_terms: int, unknown_terms: int)
     return unknown_terms == 0 or (bool(hits) and hits[0].matched_terms >= query_terms)
 
 
-def _typo_terms(
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """An unknown lexeme's correction: the indexed lexeme it is read as, and the words one edit from a word
+    the user typed that the text search configuration makes that lexeme of (none when the correction is
+    one edit from the lexeme itself, not from a word typed)."""
+
+    lexeme: str
+    words: tuple[str, ...] = ()
+
+
+def typo_corrections(
     conn: Connection, query: str, terms: Sequence[str], known: dict[str, int]
-) -> tuple[list[str], dict[str, str]]:
-    """Each unknown lexeme replaced by its most frequent neighbour in the index's vocabulary, with the
-    corrections made. A neighbour is one edit from the lexeme, or the lexeme of a word one edit from the
+) -> dict[str, Correction]:
+    """Each unknown lexeme of `terms` that can be corrected, with its most frequent neighbour in the
+    index's vocabulary. A neighbour is one edit from the lexeme, or the lexeme of a word one edit from the
     word the user typed: a typo is made in the word, and stemming can move it further ("memroy" is two
     edits from "memori", the lexeme of "memory", and one from "memory").
 
@@ -121,30 +133,34 @@ def _typo_terms(
     variants grow with its length. A number, or a name with digits, is never corrected: "1800" is one edit
     from "100" and means another thing."""
     readable = (t for t in terms if t not in known and 3 <= len(t) <= _MAX_TYPO and t.isalpha())
-    unknown = list(islice(readable, _MAX_CORRECTED))
+    unknown = list(dict.fromkeys(islice(readable, _MAX_CORRECTED)))
     if not unknown:
-        return list(terms), {}
+        return {}
     typed = typed_words(conn, query)
     near_lexemes = {t: edit_distance_one(t) for t in unknown}
     near_words = {t: _near_words(typed.get(t, set())) for t in unknown}
     frequencies = lexical_document_frequencies(conn, sorted(set().union(*near_lexemes.values())))
     stemmed = indexed_lexemes_of(conn, sorted(set().union(*near_words.values())))
-    corrected: list[str] = []
-    corrections: dict[str, str] = {}
-    for term in terms:
-        if term not in near_lexemes:
-            corrected.append(term)  # known, or not corrected: the prefix stage may still widen it
-            continue
+    corrections: dict[str, Correction] = {}
+    for term in unknown:
         neighbours = {v: frequencies[v] for v in near_lexemes[term] if v in frequencies}
         neighbours.update(stemmed[w] for w in near_words[term] if w in stemmed)
         neighbours.pop(term, None)
         if neighbours:
             best = max(neighbours.items(), key=lambda item: (item[1], item[0]))[0]
-            corrections[term] = best
-            corrected.append(best)
-        else:
-            corrected.append(term)
-    return corrected, corrections
+            words = sorted(w for w in near_words[term] if w in stemmed and stemmed[w][0] == best)
+            corrections[term] = Correction(best, tuple(words))
+    return corrections
+
+
+def _typo_terms(
+    conn: Connection, query: str, terms: Sequence[str], known: dict[str, int]
+) -> tuple[list[str], dict[str, str]]:
+    """`terms` with each correctable unknown lexeme replaced (`typo_corrections`), and the corrections
+    made; the others stay as they are, and the prefix stage may still widen them."""
+    corrections = typo_corrections(conn, query, terms, known)
+    corrected = [corrections[t].lexeme if t in corrections else t for t in terms]
+    return corrected, {t: c.lexeme for t, c in corrections.items()}
 
 
 def _near_words(words: set[str]) -> set[str]:
