@@ -96,6 +96,7 @@ class AnswerOut(msgspec.Struct):
     timings_ms: dict[str, float] = msgspec.field(default_factory=dict)
     cached: bool = False
     fresh: bool | None = None
+    read_as: str | None = None
 
 
 class SearchHitOut(msgspec.Struct):

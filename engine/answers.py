@@ -23,6 +23,9 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
                 "planned_by": null, "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
      "timings_ms": {"total": 60.2}, "cached": false}
 
+`"read_as"` is there only when the engine read a misspelt question as the index spells it
+(`engine.search.spell_question`): the text it read, beside the question as asked.
+
 A stored answer loaded by `engine.store.load_answer` has the same shape with `"fresh"` and a `"state"`
 (`live`, `changed`, `deleted`) on every source (with `current_line_start`/`current_line_end` when it moved);
 served again, it says `"cached": true`. `Answer.from_dict` reads the shape back: the answer store keeps and
@@ -258,6 +261,9 @@ class Answer:
     """Served again from the answer store instead of computed."""
     fresh: bool | None = None
     """For an answer loaded from the store: whether every cited source is live; None for a computed one."""
+    read_as: str | None = None
+    """The question as search and the models read it, when that differs from the question asked (its
+    misspelt words replaced); None when it was read as asked."""
     generation: int | None = None
     """The index generation (`indexer.generation`) its computation began at, kept by the store beside the
     JSON, not in it; None when it is not known (an answer stored before generations were kept)."""
@@ -280,6 +286,8 @@ class Answer:
         }
         if self.fresh is not None:
             out["fresh"] = self.fresh
+        if self.read_as is not None:
+            out["read_as"] = self.read_as
         return out
 
     @classmethod
@@ -298,4 +306,5 @@ class Answer:
             dict(body.get("filters", {})),
             body.get("id"),
             body.get("cached", False),
+            read_as=body.get("read_as"),
         )

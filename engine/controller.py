@@ -193,6 +193,7 @@ class AnswerEngine:
         decision = route(asked, first, config.routing)
         result = Answer(question, Status.INSUFFICIENT, decision.route, budget)
         if (read_as := spelling.note()) is not None:
+            result.read_as = asked
             result.notes.append(read_as)
         result.notes.append(f"route {decision.route.value}: " + "; ".join(decision.reasons))
         result.notes.append(f"planner {self._planner.name}")

@@ -51,6 +51,21 @@ def test_answer_then_stored_answer_marks_sources(
         assert stale["fresh"] is False
 
 
+def test_a_misspelt_question_is_answered_as_read_and_the_answer_says_how_it_was_read(
+    indexed: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering) as client:
+        body = client.post("/v1/answers", json={"question": "What does stage 0 downlod?"}).json()
+        assert body["question"] == "What does stage 0 downlod?"
+        assert body["read_as"] == "What does stage 0 download?"
+        assert body["status"] == "answer" and "prebuilt beta toolchain" in body["clauses"][0]["clause"]
+        assert client.get(f"/v1/answers/{body['id']}").json()["read_as"] == "What does stage 0 download?"
+
+        spelt = client.post("/v1/answers", json={"question": "What does stage 0 download?"}).json()
+        assert spelt.get("read_as") is None
+
+
 def test_search_sentence_document_and_status(
     indexed: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:

@@ -71,6 +71,7 @@ def test_ask_read_clauses_and_open_a_source(base_url: str, tmp_path: Path) -> No
             sync_api.expect(clause.locator(".confidence")).to_have_text(re.compile(r"^\d+%$"))
             sync_api.expect(page.locator("#answer-meta")).to_contain_text("answer · route")
             sync_api.expect(page.locator("#rounds-summary")).to_contain_text("Rounds (")
+            sync_api.expect(page.locator("#answer-read-as")).to_be_hidden()
 
             clause.locator(".sources a").first.click()
             sync_api.expect(page.locator("#source-context p.hit")).to_have_text(
@@ -79,6 +80,12 @@ def test_ask_read_clauses_and_open_a_source(base_url: str, tmp_path: Path) -> No
             sync_api.expect(page.locator("#source-where")).to_contain_text("alpha/guide/build.md · lines 3-3")
             sync_api.expect(page.locator("#source-context p").first).to_have_text("Building")
             page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+
+            page.fill("#question", "What does stage 0 downlod?")
+            page.click("#ask")
+            read_as = page.locator("#answer-read-as")
+            sync_api.expect(read_as).to_have_text("Read as: What does stage 0 download?")
+            sync_api.expect(page.locator("#clauses li").first).to_contain_text("prebuilt beta toolchain")
 
             page.fill("#question", "x" * 2000)
             page.evaluate("document.getElementById('question').removeAttribute('maxlength')")

@@ -107,6 +107,8 @@ def test_the_engine_reads_the_question_as_spelt_and_the_answer_keeps_it_as_asked
     engine = new_engine(entailment=ContainmentNLI(), relevance=relevance, config=EngineConfig(store=False))
     result = engine.answer("Where does the cache keep results, in memroy?")
     assert result.question == "Where does the cache keep results, in memroy?"
+    assert result.read_as == "Where does the cache keep results, in memory?"
+    assert result.to_dict()["read_as"] == result.read_as
     assert 'read "memroy" as "memory"' in result.notes
     assert "Where does the cache keep results, in memory?" in relevance.queries
     assert not any("memroy" in query for query in relevance.queries)
@@ -115,4 +117,5 @@ def test_the_engine_reads_the_question_as_spelt_and_the_answer_keeps_it_as_asked
         entailment=ContainmentNLI(), relevance=_Recording(), config=EngineConfig(store=False, spelling=False)
     )
     result = as_typed.answer("Where does the cache keep results, in memroy?")
+    assert result.read_as is None and "read_as" not in result.to_dict()
     assert not any(note.startswith("read ") for note in result.notes)

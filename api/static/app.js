@@ -57,6 +57,8 @@
     $("answer-meta").textContent = `${answer.status} · route ${answer.route} · budget ${answer.budget} · ` +
       `${rounds} round${rounds === 1 ? "" : "s"}` + (answer.cached ? " · served from the answer store" : "") +
       (answer.id ? ` · id ${answer.id}` : "");
+    $("answer-read-as").textContent = answer.read_as ? `Read as: ${answer.read_as}` : "";
+    $("answer-read-as").hidden = !answer.read_as;
     $("answer-reason").textContent = answer.reason || "";
     $("answer-reason").hidden = !answer.reason;
     const list = $("clauses");
