@@ -17,11 +17,15 @@ from engine.llm_client import probe_endpoint
 from engine.search import Filters
 from indexer.database import Database
 
-__all__ = ["ask", "planner_status", "render_planner_status"]
+__all__ = ["ask", "planner_status", "render_answer", "render_planner_status"]
 
 
-def _render(result: dict[str, Any]) -> str:
+def render_answer(result: dict[str, Any]) -> str:
+    """An answer's JSON shape (`engine.answers`) for a person: status, how the question was read when it was
+    respelt, the reason, and each clause with its sources."""
     lines = [f"{result['status']} ({result['route']} path, {len(result['trace'])} round(s))"]
+    if result.get("read_as"):
+        lines.append(f"  read as: {result['read_as']}")
     if result.get("reason"):
         lines.append(f"  reason: {result['reason']}")
     for number, clause in enumerate(result["clauses"], 1):
@@ -50,7 +54,7 @@ def ask(
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        print(_render(result))
+        print(render_answer(result))
     sys.stdout.flush()
     return 0 if result["status"] == "answer" else 1
 

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from daemon.answering import render_answer
 from daemon.cli import main
+from engine.answers import Answer
+from engine.kinds import Budget, Route, Status
 from indexer.database import Database
 
 
@@ -96,3 +99,10 @@ def test_two_live_folders_cannot_share_a_repository_name(
     capsys.readouterr()
     assert main(["search", "unique sentence", "--lane", "lexical", "--json"]) == 0
     assert [h["text"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["Unique sentence of b."]
+
+
+def test_a_respelt_question_is_printed_as_it_was_read() -> None:
+    answer = Answer("What does stage 0 downlod?", Status.INSUFFICIENT, Route.FAST, Budget.LOW)
+    assert "read as" not in render_answer(answer.to_dict())
+    answer.read_as = "What does stage 0 download?"
+    assert render_answer(answer.to_dict()).splitlines()[1] == "  read as: What does stage 0 download?"
