@@ -47,7 +47,8 @@ class EngineConfig:
     spelling: bool = True
     """Read a question with its misspelt words replaced by the indexed words they were meant to be
     (`engine.search.spell_question`): search and the models then read "memory" where "memroy" was typed,
-    and the answer's notes say so. False reads the question as typed (the lexical lane still corrects it)."""
+    and the answer says so (`Answer.read_as`, a note). False reads the question as typed (the lexical lane
+    still corrects it)."""
 
     def rounds_for(self, budget: Budget) -> int:
         """The most rounds a question on `budget` may run: 3 on low, 5 on mid, `max_rounds` at most."""

@@ -192,9 +192,9 @@ class AnswerEngine:
         ms = 1000 * (time.perf_counter() - started)
         decision = route(asked, first, config.routing)
         result = Answer(question, Status.INSUFFICIENT, decision.route, budget)
-        if (read_as := spelling.note()) is not None:
+        if (note := spelling.note()) is not None:
             result.read_as = asked
-            result.notes.append(read_as)
+            result.notes.append(note)
         result.notes.append(f"route {decision.route.value}: " + "; ".join(decision.reasons))
         result.notes.append(f"planner {self._planner.name}")
         pool = EvidencePool(self._embedder, config.max_evidence)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from engine.search._bm25 import lexical_document_frequencies, query_lexemes, typed_words
+from engine.search._bm25 import lexical_document_frequencies, query_lexemes
 from engine.search._stages import edit_distance_one, typo_corrections
 from indexer.database import Connection
 
@@ -89,10 +89,9 @@ def spell_question(
     corrections = typo_corrections(conn, question, terms, known)
     if not corrections:
         return Spelling(question)
-    typed = typed_words(conn, question)
     replacements: dict[str, str] = {}
-    for term, correction in corrections.items():
-        for word in sorted(typed.get(term, ())):
+    for correction in corrections.values():
+        for word in correction.typed:
             if len(word) >= MIN_LETTERS and word.isalpha() and not _reads_whole(word, whole):
                 meant = _meant(conn, word, correction.lexeme, correction.words)
                 if meant is not None:

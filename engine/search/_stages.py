@@ -112,12 +112,14 @@ def _confident(hits: Sequence[LexicalHit], query_terms: int, unknown_terms: int)
 
 @dataclass(frozen=True, slots=True)
 class Correction:
-    """An unknown lexeme's correction: the indexed lexeme it is read as, and the words one edit from a word
-    the user typed that the text search configuration makes that lexeme of (none when the correction is
-    one edit from the lexeme itself, not from a word typed)."""
+    """An unknown lexeme's correction: the indexed lexeme it is read as, the words one edit from a word the
+    user typed that the text search configuration makes that lexeme of (none when the correction is one
+    edit from the lexeme itself, not from a word typed), and the words typed (lower-cased) that made the
+    unknown lexeme."""
 
     lexeme: str
     words: tuple[str, ...] = ()
+    typed: tuple[str, ...] = ()
 
 
 def typo_corrections(
@@ -149,7 +151,7 @@ def typo_corrections(
         if neighbours:
             best = max(neighbours.items(), key=lambda item: (item[1], item[0]))[0]
             words = sorted(w for w in near_words[term] if w in stemmed and stemmed[w][0] == best)
-            corrections[term] = Correction(best, tuple(words))
+            corrections[term] = Correction(best, tuple(words), tuple(sorted(typed.get(term, ()))))
     return corrections
 
 
