@@ -171,7 +171,7 @@ def indexed_lexemes_of(conn: Connection, words: Sequence[str]) -> dict[str, tupl
     if not words:
         return {}
     rows = conn.execute(
-        f"SELECT w, u.lexeme, t.df FROM unnest(%s::text[]) w"
+        "SELECT w, u.lexeme, t.df FROM unnest(%s::text[]) w"
         f" CROSS JOIN LATERAL unnest(to_tsvector('{TEXT_SEARCH_CONFIG}', w)) u"
         " JOIN lexical_terms t ON t.term = u.lexeme",
         (list(words),),

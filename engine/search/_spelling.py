@@ -102,7 +102,7 @@ def spell_question(
 def _meant(conn: Connection, word: str, lexeme: str, candidates: Sequence[str]) -> str | None:
     """The candidate one edit from `word` that the docs write most often (then the longest)."""
     near = edit_distance_one(word)
-    found = [c for c in candidates if c in near and c.isalnum()]
+    found = [c for c in candidates if c in near and c.isalnum()]  # alphanumeric: safe inside the regex
     if len(found) < 2:
         return found[0] if found else None
     query = "'" + lexeme.replace("'", "''") + "'"
