@@ -1,0 +1,138 @@
+"""The embedder's training data: each mined question and its kept rewrites meet their answer as the queue
+embeds it, with near misses from other sections, and only training repositories are read."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+
+from indexer.embedding_context import ContextOptions, contextual_text
+from training.docs_split import HELD_OUT
+from training.embedder_data import docs_triplets, kept_rewrites
+from training.embedder_eval import dense_recall, load_questions
+from training.train_embedder import batches
+
+PAGE = """# Caching
+
+## How do I clear the cache?
+
+To clear the cache, run this command:
+
+```sh
+tool cache clear
+```
+
+## Where is the cache kept?
+
+The cache lives in the build folder.
+
+## Remote caches
+
+A remote cache is shared between machines.
+"""
+
+
+def _gz(path: Path, rows: list[dict[str, object]]) -> None:
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def _data(tmp_path: Path, repo: str = "someone/tool") -> Path:
+    (tmp_path / "corpus").mkdir()
+    _gz(tmp_path / "corpus" / (repo.replace("/", "__") + ".jsonl.gz"), [{"path": "cache.md", "text": PAGE}])
+    row = {
+        "repo": repo,
+        "path": "cache.md",
+        "question": "How do I clear the cache?",
+        "positive": "To clear the cache, run this command:",
+        "positive_context": "To clear the cache, run this command:",
+        "negatives": ["The cache lives in the build folder."],
+        "kind": "faq",
+    }
+    _gz(tmp_path / "pairs.jsonl.gz", [row])
+    rewrites = [
+        {"text": "how can I wipe stored build results?"},
+        {"text": "my disk is full of old artefacts"},
+        {"text": ""},
+    ]
+    _gz(
+        tmp_path / "paraphrases.jsonl.gz",
+        [{"repo": repo, "kind": "faq", "question": row["question"], "rewrites": rewrites}],
+    )
+    check = {
+        "repo": repo,
+        "kind": "faq",
+        "question": row["question"],
+        "rewrite": "my disk is full of old artefacts",
+        "picks_answer": False,
+    }
+    _gz(tmp_path / "rewrite_checks.jsonl.gz", [check])
+    return tmp_path
+
+
+def test_rewrites_the_round_trip_check_showed_missing_the_answer_and_empty_ones_are_dropped(
+    tmp_path: Path,
+) -> None:
+    kept = kept_rewrites(_data(tmp_path))
+    assert kept == {
+        ("someone/tool", "faq", "How do I clear the cache?"): ["how can I wipe stored build results?"]
+    }
+
+
+def test_a_row_gives_its_question_and_rewrite_the_answer_as_embedded_and_near_misses(tmp_path: Path) -> None:
+    triplets = docs_triplets(_data(tmp_path))
+    expected = contextual_text(
+        "To clear the cache, run this command:",
+        ("Caching", "How do I clear the cache?"),
+        None,
+        None,
+        ContextOptions(),
+    )
+    assert [t.query for t in triplets] == [
+        "How do I clear the cache?",
+        "how can I wipe stored build results?",
+    ]
+    assert {t.positive for t in triplets} == {expected}
+    assert len({t.group for t in triplets}) == 1
+    negatives = triplets[0].negatives
+    assert negatives[0] == "Caching > Where is the cache kept?:\nThe cache lives in the build folder."
+    assert all("How do I clear the cache?" not in n for n in negatives)
+
+
+def test_held_out_repositories_give_no_training_rows(tmp_path: Path) -> None:
+    assert docs_triplets(_data(tmp_path, HELD_OUT[0])) == []
+
+
+def test_a_batch_never_holds_two_wordings_of_one_answer(tmp_path: Path) -> None:
+    import random
+
+    triplets = docs_triplets(_data(tmp_path)) * 3
+    for batch in batches(triplets, 4, random.Random(1)):
+        assert len({t.group for t in batch}) == len(batch)
+
+
+def test_dense_recall_counts_a_question_whose_answer_ranks_in_the_top_k(tmp_path: Path) -> None:
+    data = _data(tmp_path, HELD_OUT[0])
+    questions, units = load_questions(data, ("heldout",))
+    assert [q.worded for q in questions] == ["mined", "rewrite"]
+
+    def answer_first(texts: list[str]) -> np.ndarray:  # a query and the answer share one direction
+        rows = [
+            [1.0, 0.0] if "run this" in t or t.startswith(("How do", "how can")) else [0.0, 1.0]
+            for t in texts
+        ]
+        return np.array(rows, dtype=np.float32)
+
+    figures = dense_recall(answer_first, questions, units, ks=(1,))
+    assert figures["mined@1"] == 1.0
+    assert figures["rewrite@1"] == 1.0
+
+    def answer_last(texts: list[str]) -> np.ndarray:
+        return np.array(
+            [[0.0, 1.0] if "run this command" in t else [1.0, 0.0] for t in texts], dtype=np.float32
+        )
+
+    assert dense_recall(answer_last, questions, units, ks=(1,))["rewrite@1"] == 0.0

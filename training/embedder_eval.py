@@ -1,0 +1,87 @@
+"""Dense recall of the docs_faq questions, read as the embedding queue reads the pages: the yardstick of an
+embedder fine-tune, before the engine bench.
+
+Every citable unit of a repository's pages is embedded as the queue embeds it, and each question (as mined,
+or a user-worded rewrite kept by ``training.embedder_data.kept_rewrites``) is ranked against its own
+repository's units, as a one-repository deployment searches. A question hits at k when a unit among the
+first k has the mined positive's text. The vector lane alone: no lexical lane, no reranker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from training.data import norm_key, read_jsonl
+from training.docs_mix import RepoIndex, read_corpus
+from training.docs_split import role
+from training.embedder_data import embedded_text, kept_rewrites, page_units
+
+__all__ = ["Question", "RepoUnits", "dense_recall", "load_questions"]
+
+Encode = Callable[[Sequence[str]], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    repo: str
+    kind: str
+    text: str
+    worded: str  # "mined" or "rewrite"
+    positive: str  # norm_key of the positive unit's text
+
+
+@dataclass(frozen=True, slots=True)
+class RepoUnits:
+    texts: list[str]  # as embedded
+    keys: list[str]  # norm_key of each unit's own text
+
+
+def load_questions(data: Path, roles: tuple[str, ...]) -> tuple[list[Question], dict[str, RepoUnits]]:
+    """The questions of the repositories in `roles` whose positive is found, and each repository's units."""
+    worded = kept_rewrites(data)
+    rows = [r for r in read_jsonl(data / "pairs.jsonl.gz") if role(str(r["repo"])) in roles]
+    units: dict[str, RepoUnits] = {}
+    questions: list[Question] = []
+    for repository in sorted({str(r["repo"]) for r in rows}):
+        index = RepoIndex(read_corpus(data / "corpus", repository))
+        texts, keys = [], []
+        for page in index.pages.values():
+            for i in page_units(page):
+                texts.append(embedded_text(page, i))
+                keys.append(norm_key(page.units[i].text))
+        units[repository] = RepoUnits(texts, keys)
+        for row in (r for r in rows if r["repo"] == repository):
+            page = index.pages.get(str(row["path"]))
+            start = page.find(str(row["positive"])) if page is not None else None
+            if page is None or start is None:
+                continue
+            key = norm_key(page.units[start].text)
+            kind, question = str(row["kind"]), str(row["question"])
+            questions.append(Question(repository, kind, question, "mined", key))
+            for text in worded.get((repository, kind, question), []):
+                questions.append(Question(repository, kind, text, "rewrite", key))
+    return questions, units
+
+
+def dense_recall(
+    encode: Encode, questions: list[Question], units: dict[str, RepoUnits], ks: tuple[int, ...] = (10, 50)
+) -> dict[str, float]:
+    """Recall at each k, by (worded, kind) and overall per worded: ``rewrite/faq@10`` and the like."""
+    hits: dict[str, list[bool]] = {}
+    for repository, repo_units in units.items():
+        asked = [q for q in questions if q.repo == repository]
+        if not asked:
+            continue
+        passages = encode(repo_units.texts)
+        queries = encode([q.text for q in asked])
+        order = np.argsort(-(queries @ passages.T), axis=1)[:, : max(ks)]
+        for q, ranked in zip(asked, order, strict=True):
+            found = [repo_units.keys[j] == q.positive for j in ranked]
+            for k in ks:
+                for name in (f"{q.worded}/{q.kind}@{k}", f"{q.worded}@{k}"):
+                    hits.setdefault(name, []).append(any(found[:k]))
+    return {name: round(sum(v) / len(v), 3) for name, v in sorted(hits.items())}
