@@ -31,8 +31,10 @@ Freshness = Literal["fresh", "changed", "deleted"]
 
 
 class AnswerSummaryOut(msgspec.Struct):
-    """A stored answer at a glance: `freshness` is `deleted` when any cited sentence is gone, else `changed`
-    when any says something else now, else `fresh`; `sources` counts the sources by state."""
+    """A question's latest stored answer at a glance: `freshness` is `deleted` when any cited sentence's
+    file is gone, else `changed` when any says something else now (or its file was edited and the sentence
+    is gone), else `fresh`; `sources` counts the sources by state; `times` is how often the question was
+    asked (under the same filters), `first_asked_at` when it first was."""
 
     id: str
     question: str
@@ -43,6 +45,8 @@ class AnswerSummaryOut(msgspec.Struct):
     clauses: int
     sources: dict[str, int]
     freshness: Freshness
+    times: int = 1
+    first_asked_at: datetime | None = None
 
 
 class HistoryOut(msgspec.Struct):
@@ -66,7 +70,8 @@ def _freshness(states: Counter[str]) -> Freshness:
 def history(
     request: Request[Any, Any, Any], services: NamedDependency[Services], limit: HistoryLimit = 20
 ) -> HistoryOut:
-    """Up to `limit` stored answers, newest first, scoped like `GET /v1/answers/{id}`."""
+    """Up to `limit` questions, each once with its latest stored answer, newest first, scoped like
+    `GET /v1/answers/{id}`."""
     out = []
     with services.connection() as conn:
         for row in recent_answers(conn, access_of(request).repositories, limit):
@@ -86,6 +91,8 @@ def history(
                     clauses=len(body["clauses"]),
                     sources={state: states[state] for state in ("live", "changed", "deleted")},
                     freshness=_freshness(states),
+                    times=row.times,
+                    first_asked_at=row.first_at,
                 )
             )
     return HistoryOut(answers=out)

@@ -33,9 +33,10 @@ def linked_hits(conn: Connection, hits: Sequence[Hit], context: bool) -> list[Se
 
 
 def linked_answer(conn: Connection, body: dict[str, Any]) -> dict[str, Any]:
-    """`body` (an answer's JSON) with `link` set on every source: the cited file at the cited commit and
-    lines, which is where the cited text was, whatever the file says now."""
+    """`body` (an answer's JSON) with `link` set on every source and near passage: the file at the cited
+    commit and lines, which is where the cited text was, whatever the file says now."""
     sources = [s for clause in body.get("clauses", []) for s in clause.get("sources", [])]
+    sources += body.get("nearest", [])
     templates = link_templates(conn, {s["repository"] for s in sources if s.get("repository")})
     for s in sources:
         template = templates.get(s.get("repository") or "")

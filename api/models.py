@@ -21,10 +21,12 @@ __all__ = [
     "AskRequest",
     "FiltersIn",
     "HealthOut",
+    "NearPassageOut",
     "ReadyOut",
     "RepositoryStatusOut",
     "SearchHitOut",
     "SearchOut",
+    "SkippedFileOut",
     "StatusOut",
     "StatusTotalsOut",
     "ThresholdsOut",
@@ -80,6 +82,32 @@ class AnswerClauseOut(msgspec.Struct):
     round: int = 1
 
 
+class NearPassageOut(msgspec.Struct):
+    """A passage that came close to answering an answer with no verified clause, and why it was not used
+    (`engine.passages`): not verified, never an answer. `stage` is null when no clause was drawn from it;
+    `measure`, `score` and `threshold` say which score refused it and the value it had to reach (for
+    `contradiction`, stay below)."""
+
+    path: str
+    line_start: int
+    line_end: int
+    text: str
+    reason: str
+    sentence_id: int | None = None
+    document_id: int | None = None
+    repository: str | None = None
+    heading: str = ""
+    embedded: bool | None = None
+    git_commit: str | None = None
+    stage: str | None = None
+    measure: str | None = None
+    score: float | None = None
+    threshold: float | None = None
+    rating: float = 0.0
+    link: str | None = None
+    """The passage's lines on the repository's forge at its indexed commit; null when no forge is known."""
+
+
 class AnswerOut(msgspec.Struct):
     """The engine's answer: clauses, the route and rounds taken, and its id in the answer store."""
 
@@ -97,6 +125,8 @@ class AnswerOut(msgspec.Struct):
     cached: bool = False
     fresh: bool | None = None
     read_as: str | None = None
+    nearest: list[NearPassageOut] = msgspec.field(default_factory=list)
+    """Only for an answer with no verified clause: the passages that came closest, best first."""
 
 
 class SearchHitOut(msgspec.Struct):
@@ -152,6 +182,8 @@ class RepositoryStatusOut(msgspec.Struct):
     ingest_latency_p95_seconds: float | None
     backlog_eta_seconds: float | None = None
     """Seconds until the backlog drains at the last minute's rate (0 when empty, null when nothing moves)."""
+    skipped_files: int = 0
+    """Files left at their previous version (or out of the index) because they could not be indexed."""
 
 
 class StatusTotalsOut(msgspec.Struct):
@@ -165,13 +197,24 @@ class StatusTotalsOut(msgspec.Struct):
     embedded_share: float
     embedded_per_second: float = 0.0
     backlog_eta_seconds: float | None = None
+    skipped_files: int = 0
 
 
 class ThresholdsOut(msgspec.Struct):
-    """The oldest backlog ages at which freshness warns (amber) and pages (red, `/readyz` 503)."""
+    """The oldest backlog ages at which freshness warns (amber) and pages (red, `/readyz` 503), named as the
+    configuration's `[thresholds]` keys are."""
 
     warn_backlog_age_seconds: float
-    page_backlog_age_seconds: float
+    ready_max_backlog_age_seconds: float
+
+
+class SkippedFileOut(msgspec.Struct):
+    """A file left out of the index (or at its previous version), and why."""
+
+    repository: str
+    path: str
+    reason: str
+    detail: str = ""
 
 
 class StatusOut(msgspec.Struct):
@@ -181,6 +224,8 @@ class StatusOut(msgspec.Struct):
     repositories: list[RepositoryStatusOut]
     total: StatusTotalsOut
     thresholds: ThresholdsOut | None = None
+    skipped: list[SkippedFileOut] = msgspec.field(default_factory=list)
+    """The skipped files themselves (the first 100 by repository and path); `skipped_files` counts them."""
 
 
 class HealthOut(msgspec.Struct):

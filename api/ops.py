@@ -1,4 +1,5 @@
-"""Operator routes and the page: liveness, readiness, Prometheus metrics, and `/` with its static files.
+"""Operator routes and the pages: liveness, readiness, Prometheus metrics, `/` with its static files, and the
+API reference at `/docs`.
 
 `/metrics` is not a probe: its series name repositories and count their documents, so it is scoped like
 the `/v1` routes (see `api.metrics`).
@@ -98,8 +99,14 @@ async def page() -> Response[bytes]:
     return Response((STATIC_DIR / "index.html").read_bytes(), media_type=MediaType.HTML)
 
 
+@get("/docs", opt={PUBLIC: True}, include_in_schema=False, media_type=MediaType.HTML)
+async def reference() -> Response[bytes]:
+    """The API reference: a page of this project's (no CDN) that renders `/schema/openapi.json`."""
+    return Response((STATIC_DIR / "docs.html").read_bytes(), media_type=MediaType.HTML)
+
+
 STATIC_ROUTER = create_static_files_router(
     path="/static", directories=[STATIC_DIR], opt={PUBLIC: True}, include_in_schema=False
 )
 
-OPS_ROUTES: list[ControllerRouterHandler] = [healthz, readyz, metrics, page, STATIC_ROUTER]
+OPS_ROUTES: list[ControllerRouterHandler] = [healthz, readyz, metrics, page, reference, STATIC_ROUTER]

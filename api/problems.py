@@ -1,7 +1,8 @@
 """RFC 9457 problem details for every error the API returns.
 
 Client mistakes keep their 4xx status with Litestar's message (and the field errors of a validation
-failure); an unreachable database is a 503 that says so; anything else is a 500 whose body names no
+failure), except that a query text the input contract covers (`engine.inputs`) gets the contract's message,
+the one the CLI prints; an unreachable database is a 503 that says so; anything else is a 500 whose body names no
 internals (the traceback goes to the log). psycopg's DataError comes from values PostgreSQL cannot take,
 so it is the caller's input and answers 400.
 """
@@ -19,6 +20,7 @@ from litestar.exceptions import HTTPException
 from litestar.types import ExceptionHandlersMap
 
 from api.contract import PROBLEM_JSON
+from engine.inputs import MAX_QUERY_CHARS, QUERY, InputError, required_text
 from indexer.database import DatabaseError
 
 __all__ = ["PROBLEM_JSON", "exception_handlers", "problem"]
@@ -44,13 +46,34 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+_QUERY_TEXTS = {"q": (QUERY, MAX_QUERY_CHARS)}
+"""Query parameters under the input contract (`engine.inputs`) that Litestar checks before the handler."""
+
+
+def _contract_detail(request: Request[Any, Any, Any], errors: list[Any]) -> str | None:
+    """The contract's message for a query text Litestar refused, so the API says what the CLI says; None
+    when no such parameter is among `errors`."""
+    for error in errors:
+        key = error.get("key") if isinstance(error, dict) else None
+        if key in _QUERY_TEXTS and error.get("source") == "query":
+            name, limit = _QUERY_TEXTS[key]
+            try:
+                required_text(name, request.query_params.get(key), limit)
+            except InputError as refused:
+                return str(refused)
+    return None
+
+
 def _http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[str, Any]]:
     extra: dict[str, Any] = {}
+    detail = exc.detail
     if isinstance(exc.extra, list) and exc.extra:
         extra["errors"] = exc.extra
+        if exc.status_code == 400:
+            detail = _contract_detail(request, exc.extra) or detail
     elif isinstance(exc.extra, dict):
         extra.update(exc.extra)
-    return problem(exc.status_code, exc.detail, instance=request.url.path, extra=extra, headers=exc.headers)
+    return problem(exc.status_code, detail, instance=request.url.path, extra=extra, headers=exc.headers)
 
 
 def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

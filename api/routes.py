@@ -36,13 +36,16 @@ from api.models import (
     AskRequest,
     RepositoryStatusOut,
     SearchOut,
+    SkippedFileOut,
     StatusOut,
     StatusTotalsOut,
     ThresholdsOut,
 )
+from engine.inputs import QUERY, QUESTION, InputError, optional_text, required_text
 from engine.search import Filters, SearchMode
 from engine.store import load_answer
 from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
+from indexer.staleness import skipped_files
 from indexer.status import RepositoryStatus, StatusTotals, eta_seconds, repository_status, status_totals
 
 __all__ = ["ROUTES"]
@@ -61,22 +64,19 @@ def _route(
 
 
 def _optional(name: str, value: str | None, max_chars: int) -> str | None:
-    """A stripped text input (None when blank), or a 400 saying what is wrong with it."""
-    if value is None or not value.strip():
-        return None
-    if "\x00" in value:
-        raise ValidationException(f"{name} must not contain NUL characters")
-    if len(value) > max_chars:
-        raise ValidationException(f"{name} is {len(value)} characters; the limit is {max_chars}")
-    return value.strip()
+    """A stripped text input (None when blank), or a 400 saying what is wrong with it (`engine.inputs`)."""
+    try:
+        return optional_text(name, value, max_chars)
+    except InputError as exc:
+        raise ValidationException(str(exc)) from exc
 
 
 def _required(name: str, value: str | None, max_chars: int) -> str:
-    """Like `_optional`, but blank is a 400 too."""
-    text = _optional(name, value, max_chars)
-    if text is None:
-        raise ValidationException(f"{name} must not be empty")
-    return text
+    """Like `_optional`, but blank is a 400 too: the CLI refuses the same input with the same message."""
+    try:
+        return required_text(name, value, max_chars)
+    except InputError as exc:
+        raise ValidationException(str(exc)) from exc
 
 
 def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...] | None:
@@ -89,7 +89,7 @@ def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...
 def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependency[Services]) -> AnswerOut:
     """Run the engine; the answer is stored (when the engine stores answers) and its id returned."""
     limits = services.settings.limits
-    question = _required("question", data.question, limits.max_question_chars)
+    question = _required(QUESTION, data.question, limits.max_question_chars)
     filters = data.filters
     requested = _repositories(filters.repositories if filters else None, limits.max_query_chars)
     prefix = _optional("path_prefix", filters.path_prefix if filters else None, limits.max_query_chars)
@@ -130,7 +130,7 @@ def search(
     """The top `k` sentences; `lane` picks hybrid (fused and reranked), lexical or vector. Each hit links to
     its forge when the repository has a link template; `context=true` adds the sentences either side."""
     limits = services.settings.limits
-    query = _required("q", q, limits.max_query_chars)
+    query = _required(QUERY, q, limits.max_query_chars)
     if not 1 <= k <= limits.max_k:
         raise ValidationException(f"k must be between 1 and {limits.max_k}, got {k}")
     scope = access_of(request).restrict(_repositories(repo, limits.max_query_chars))
@@ -185,15 +185,22 @@ def _status_out(figures: RepositoryStatus | StatusTotals, shape: type[StatusShap
 
 @_route(get, "/v1/status", "Index and backlog figures per repository", 401, 503)
 def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOut:
-    """Documents, sentences, backlog size and oldest age, embedded share and last change per repository."""
+    """Documents, sentences, backlog size and oldest age, embedded share, skipped files and last change per
+    repository, and the skipped files themselves."""
     scope = access_of(request).repositories
     with services.connection() as conn:
         statuses = repository_status(conn, None if scope is None else list(scope))
         totals = status_totals(conn, statuses)
+        skipped = skipped_files(conn, None if scope is None else list(scope))
     rows = [_status_out(s, RepositoryStatusOut) for s in statuses]
     settings = services.settings
     thresholds = ThresholdsOut(settings.warn_backlog_age_seconds, settings.ready_max_backlog_age_seconds)
-    return StatusOut(repositories=rows, total=_status_out(totals, StatusTotalsOut), thresholds=thresholds)
+    return StatusOut(
+        repositories=rows,
+        total=_status_out(totals, StatusTotalsOut),
+        thresholds=thresholds,
+        skipped=[SkippedFileOut(k.repository, k.path, k.reason, k.detail) for k in skipped],
+    )
 
 
 ROUTES: list[ControllerRouterHandler] = [ask, stored_answer, search, sentence, document, status]

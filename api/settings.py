@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from engine.inputs import MAX_QUERY_CHARS, MAX_QUESTION_CHARS
+
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_SENTENCES",
     "DEFAULT_MAX_K",
@@ -44,9 +46,10 @@ class ApiKey:
         return f"ApiKey(token='***', repositories={self.repositories!r})"
 
 
-DEFAULT_MAX_QUESTION_CHARS = 1000
+DEFAULT_MAX_QUESTION_CHARS = MAX_QUESTION_CHARS
+"""The CLI's limits too (`engine.inputs`): stated there once."""
 DEFAULT_MAX_K = 100
-DEFAULT_MAX_QUERY_CHARS = 500
+DEFAULT_MAX_QUERY_CHARS = MAX_QUERY_CHARS
 DEFAULT_MAX_DOCUMENT_SENTENCES = 1000
 
 

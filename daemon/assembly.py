@@ -214,9 +214,12 @@ def build_engine(
     models: ModelNames,
     retrieval: RetrievalConfig | None = None,
     engine: EngineConfig | None = None,
+    *,
+    compare_disk: bool = False,
 ) -> Engine:
     """Load the models and build the retriever and the answer engine over its pool (seconds); `engine`
-    replaces the answer engine's defaults (benches compare settings with it)."""
+    replaces the answer engine's defaults (benches compare settings with it). `compare_disk`: no watcher
+    keeps this process's index current, so answers warn of files changed on disk since indexed."""
     embedder = _embedder(models.embedder, models.embedder_runtime)
     precision = models.cross_encoder_precision
     reranker = _reranker(models.reranker, precision)
@@ -242,5 +245,6 @@ def build_engine(
         pool=retriever.pool,
         config=engine,
         answer_check=check,
+        compare_disk=compare_disk,
     )
     return Engine(retriever, answers, planner)

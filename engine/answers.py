@@ -24,7 +24,10 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
      "timings_ms": {"total": 60.2}, "cached": false}
 
 `"read_as"` is there only when the engine read a misspelt question as the index spells it
-(`engine.search.spell_question`): the text it read, beside the question as asked.
+(`engine.search.spell_question`): the text it read, beside the question as asked. `"nearest"` is there only
+on an answer with no verified clause: the 3 to 5 passages that came closest, each with why it was refused
+(`engine.passages.NearPassage`); they are not verified and never count as an answer. A note that begins
+with "warning: " says why the answer may be weak (`engine.caveats`).
 
 A stored answer loaded by `engine.store.load_answer` has the same shape with `"fresh"` and a `"state"`
 (`live`, `changed`, `deleted`) on every source (with `current_line_start`/`current_line_end` when it moved);
@@ -39,12 +42,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.kinds import Budget, ReferenceNeed, Route, SourceState, Stage, Status
+from engine.passages import NearPassage, cited_hit, source_dict
 from engine.search import Hit
 
 __all__ = [
     "Answer",
     "AnswerClause",
     "Budget",
+    "NearPassage",
     "ReferenceNeed",
     "RejectedClause",
     "RoundTrace",
@@ -133,47 +138,13 @@ class AnswerClause:
         """The clause `to_dict` wrote (its sources' states aside: the store checks them anew)."""
         return cls(
             body["clause"],
-            [_cited(s) for s in body.get("sources", [])],
+            [cited_hit(s) for s in body.get("sources", [])],
             float(body["confidence"]),
             ReferenceNeed(body.get("need", "single")),
             Verification(**body.get("verification", {})),
             list(body.get("conflicts_with", [])),
             body.get("round", 1),
         )
-
-
-def source_dict(hit: Hit) -> dict[str, Any]:
-    """A cited sentence as JSON: enough to open the file at the line and to check freshness later."""
-    return {
-        "sentence_id": hit.sentence_id,
-        "document_id": hit.document_id,
-        "repository": hit.repository,
-        "path": hit.path,
-        "heading": " > ".join(hit.heading_path),
-        "line_start": hit.line_start,
-        "line_end": hit.line_end,
-        "text": hit.text,
-        "embedded": hit.embedded,
-        "git_commit": hit.git_commit,
-    }
-
-
-def _cited(source: Mapping[str, Any]) -> Hit:
-    """A cited sentence read back from `source_dict`: what it said and where; no search scores."""
-    heading = source.get("heading") or ""
-    return Hit(
-        source["sentence_id"],
-        source["text"],
-        source["repository"],
-        source["path"],
-        source["line_start"],
-        source["line_end"],
-        tuple(heading.split(" > ")) if heading else (),
-        source["document_id"],
-        0,
-        source.get("git_commit"),
-        source.get("embedded", False),
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +235,9 @@ class Answer:
     read_as: str | None = None
     """The question as search and the models read it, when that differs from the question asked (its
     misspelt words replaced); None when it was read as asked."""
+    nearest: list[NearPassage] = field(default_factory=list)
+    """With no verified clause: the passages that came closest, best first (`engine.nearest`); never an
+    answer, and empty whenever the answer holds a clause."""
     generation: int | None = None
     """The index generation (`indexer.generation`) its computation began at, kept by the store beside the
     JSON, not in it; None when it is not known (an answer stored before generations were kept)."""
@@ -288,6 +262,8 @@ class Answer:
             out["fresh"] = self.fresh
         if self.read_as is not None:
             out["read_as"] = self.read_as
+        if self.nearest and not self.clauses:
+            out["nearest"] = [n.to_dict() for n in self.nearest]
         return out
 
     @classmethod
@@ -307,4 +283,5 @@ class Answer:
             body.get("id"),
             body.get("cached", False),
             read_as=body.get("read_as"),
+            nearest=[NearPassage.from_dict(n) for n in body.get("nearest", [])],
         )

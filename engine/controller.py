@@ -18,11 +18,13 @@ from dataclasses import replace
 from psycopg_pool import ConnectionPool
 
 from engine.answers import Answer, AnswerClause, Budget, Route, SourceState, Status
+from engine.caveats import caveats, replace_caveats
 from engine.config import MAX_ROUNDS, ConflictPolicy, EngineConfig
 from engine.contexts import fetch_contexts
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMPlanner
+from engine.nearest import closest
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
 from engine.rounds import Rounds
@@ -43,6 +45,7 @@ class AnswerEngine:
 
     __slots__ = (
         "_check",
+        "_compare_disk",
         "_config",
         "_database",
         "_embedder",
@@ -65,10 +68,12 @@ class AnswerEngine:
         config: EngineConfig | None = None,
         pool: ConnectionPool[Connection] | None = None,
         answer_check: RelevanceModel | None = None,
+        compare_disk: bool = False,
     ) -> None:
         """`pool` (the retriever's, shared) serves the engine's own queries; without it each opens a
         connection of its own on `database`. `answer_check` is the verifier's second reading of a clause's
-        sources (`VerifyConfig.min_answer_check`)."""
+        sources (`VerifyConfig.min_answer_check`). `compare_disk` (set where no watcher keeps the index
+        current) warns of indexed files changed on disk since (`engine.caveats`)."""
         self._database = database
         self._pool = pool
         self._retriever = retriever
@@ -78,6 +83,7 @@ class AnswerEngine:
         self._planner: Planner = planner or ExtractivePlanner()
         self._config = config or EngineConfig()
         self._check = answer_check
+        self._compare_disk = compare_disk
 
     @property
     def answer_check(self) -> RelevanceModel | None:
@@ -110,6 +116,7 @@ class AnswerEngine:
                 stored = load_answer(conn, stored_id) if stored_id else None
             if stored is not None and stored.fresh and stored.generation == generation:
                 stored.cached = True
+                self._warn(stored, filters)
                 return stored
             if stored is not None and stored.fresh:
                 notes.append(f"the index changed since stored answer {stored.id}: recomputed")
@@ -121,6 +128,7 @@ class AnswerEngine:
                     reverified = self._reverify(stored, filters, notes)
                     if reverified is not None:
                         reverified.generation = generation
+                        self._warn(reverified, filters)
                         return self._finish(reverified, store, started)
                 notes.append("recomputed")
         if budget is Budget.HIGH and self._entailment is None:
@@ -137,7 +145,19 @@ class AnswerEngine:
         result.filters = key
         result.notes = notes + result.notes
         result.generation = generation
+        if result.status is not Status.FAIL:
+            self._warn(result, filters)
         return self._finish(result, store and result.status is not Status.FAIL, started)
+
+    def _warn(self, result: Answer, filters: Filters) -> None:
+        """Replace the answer's warnings with the index's state now (`engine.caveats`); a warning that
+        cannot be read is left out rather than failing the answer."""
+        try:
+            with self._connect() as conn:
+                fresh = caveats(conn, filters, compare_disk=self._compare_disk)
+        except Exception:  # a warning is advice, never a reason to fail an answer
+            fresh = []
+        result.notes = replace_caveats(result.notes, fresh)
 
     def _finish(self, result: Answer, store: bool, started: float) -> Answer:
         result.timings_ms["total"] = 1000 * (time.perf_counter() - started)
@@ -217,8 +237,11 @@ class AnswerEngine:
             rounds.loop(state, result, first, ms)
         if result.clauses:
             result.status = Status.ANSWER
+            result.nearest = []
         else:
             result.reason = "no clause could be verified against the indexed sources"
+            floor = config.verify.min_relevance if self._relevance is not None else None
+            result.nearest = closest(result.nearest, pool, asked, floor)
         return result
 
 

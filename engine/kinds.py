@@ -77,6 +77,7 @@ class SourceState(enum.Enum):
     LIVE = "live"
     """The cited sentence exists with the same normalized text in the same document."""
     CHANGED = "changed"
-    """The sentence row exists but its text hash or its document differs from what was cited."""
+    """The sentence row exists but its text hash or its document differs from what was cited, or the sentence
+    is gone from a document that is still indexed (its file was edited)."""
     DELETED = "deleted"
-    """The sentence was deleted: its reference is NULL and only the stored copy remains."""
+    """The sentence and its document are gone (the file was deleted): only the stored copy remains."""

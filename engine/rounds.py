@@ -24,6 +24,7 @@ from engine.config import EngineConfig
 from engine.conflicts import apply_verdict
 from engine.contexts import cite_companions, fetch_contexts
 from engine.crossencoders import RelevanceModel
+from engine.nearest import refused_passage
 from engine.planning import FailedSearch, Plan, Planner, PlannerError, PlannerState
 from engine.search import Hit
 from engine.verify import Verifier
@@ -210,6 +211,8 @@ class Rounds:
             verdicts = self.verifier.verify(state.question, plan.proposals, state.pool, accepted)
         for verdict in verdicts:
             apply_verdict(verdict, state, result, trace, self.config.conflict_policy)
+            if (near := refused_passage(verdict)) is not None:
+                result.nearest.append(near)  # kept only if the answer ends with no clause
         cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
         if cited:  # their sections' leads join the evidence, each listed after its citation
             with self.connect() as conn:

@@ -2,10 +2,11 @@
 
 An answer outlives the text it cites, so each source keeps the cited text, its normalized hash, the path and
 lines, and the git commit (in the JSON body). Loading an answer marks every source against the index as it is
-now: `live` (same sentence, same normalized text), `changed` (the row is there but its text or its document
-differs) or `deleted` (the sentence is gone: the reference went NULL). An answer whose sources are all live is
-fresh; it is served again without recomputing only while the index generation it was computed at
-(`indexer.generation`) is still the current one, since an edit elsewhere may have added a better answer.
+now: `live` (same sentence, same normalized text), `changed` (its text or its document differs, or the
+sentence is gone from a document still indexed: its file was edited) or `deleted` (the sentence and its
+document are gone: both references went NULL). An answer whose sources are all live is fresh; it is served
+again without recomputing only while the index generation it was computed at (`indexer.generation`) is still
+the current one, since an edit elsewhere may have added a better answer.
 
 The store reads and writes the engine's own `Answer` (its JSON shape is declared once, in `engine.answers`);
 it sits in the engine because the indexer below it must not know the engine's types, and it uses only the
@@ -86,8 +87,8 @@ ORDER BY c.ordinal, a.ordinal
 def _state(
     sentence_id: int | None, cited: bytes, now: bytes | None, cited_doc: int | None, doc: int | None
 ) -> SourceState:
-    if sentence_id is None or now is None:
-        return SourceState.DELETED
+    if sentence_id is None or now is None:  # the sentence is gone: its file was edited, or is gone too
+        return SourceState.CHANGED if cited_doc is not None else SourceState.DELETED
     if bytes(now) != bytes(cited) or doc != cited_doc:
         return SourceState.CHANGED
     return SourceState.LIVE
@@ -111,7 +112,7 @@ def load_answer(conn: Connection, answer_id: str) -> Answer | None:
         if r[1] is None:
             continue
         state = _state(r[2], r[4], r[7], r[3], r[8])
-        lines = (int(r[9]), int(r[10])) if state is not SourceState.DELETED else None
+        lines = (int(r[9]), int(r[10])) if r[9] is not None else None
         found.append(SourceCheck(state, (r[5], r[6]), lines, r[3]))
     for ordinal, clause in enumerate(answer.clauses):
         clause.checks = checks.get(ordinal, [])

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from engine.answers import Budget, ReferenceNeed, Stage, Verification
 from engine.search import Hit
 
-__all__ = ["Conflict", "Proposal", "Verdict", "VerifyConfig"]
+__all__ = ["Conflict", "Proposal", "Verdict", "VerifyConfig", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +98,32 @@ class Verdict:
     verification: Verification = field(default_factory=Verification)
     confidence: float = 0.0
     conflict: Conflict | None = None
+    candidate: Hit | None = None
+    """For a refused clause: the source it came closest with (an answer's `nearest` shows it)."""
+    measure: str | None = None
+    """For a refused clause: the score that refused it (`entailment`, `coverage`, `contradiction`,
+    `relevance`, `answer_check`, `composite`), with its value (`score`) and the threshold it missed."""
+    score: float | None = None
+    threshold: float | None = None
 
     @property
     def accepted(self) -> bool:
         """Whether the clause passed every stage and may be emitted."""
         return self.stage is None
+
+
+def refusal(
+    proposal: Proposal,
+    stage: Stage,
+    reason: str,
+    candidate: Hit | None,
+    score: float | None = None,
+    threshold: float | None = None,
+    measure: str | None = None,
+) -> Verdict:
+    """A refusal naming the source the clause came closest with, and the score that refused it (`measure`,
+    by default the stage's own; none without a score) against its threshold."""
+    named = measure or (stage.value if score is not None else None)
+    return Verdict(
+        proposal, stage, reason, candidate=candidate, measure=named, score=score, threshold=threshold
+    )

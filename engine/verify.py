@@ -25,7 +25,7 @@ from engine.answers import ReferenceNeed, Stage, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.search import Hit
-from engine.verdicts import Conflict, Proposal, Verdict, VerifyConfig
+from engine.verdicts import Conflict, Proposal, Verdict, VerifyConfig, refusal
 from engine.words import content_terms, coverage, same_text, stems, subject
 
 __all__ = ["Verifier"]
@@ -180,27 +180,29 @@ class Verifier:
                 missing = (
                     "" if self._entailment is not None else " (no entailment model: only verbatim clauses)"
                 )
-                return Verdict(proposal, Stage.ENTAILMENT, f"no candidate source entails it{missing}")
+                reason = f"no candidate source entails it{missing}"
+                near = max(job.candidates, key=entails, default=None)
+                score = None if near is None else entails(near)
+                return refusal(proposal, Stage.ENTAILMENT, reason, near, score, config.entail_threshold)
             cover = coverage(proposal.clause, [pool.premise(h) for h in supports])
             entail = sum(entails(h) for h in supports) / len(supports)
         else:
+            first = job.candidates[0] if job.candidates else None
             if job.joint_pair is None or not nli:
-                return Verdict(
-                    proposal,
-                    Stage.ENTAILMENT,
-                    "a multi-reference clause needs two candidate sources and the entailment model",
-                )
+                reason = "a multi-reference clause needs two candidate sources and the entailment model"
+                return refusal(proposal, Stage.ENTAILMENT, reason, first)
             entail = nli[job.joint_pair].entailment
             if entail < config.entail_threshold:
-                return Verdict(
-                    proposal, Stage.ENTAILMENT, f"sources together do not entail it ({entail:.2f})"
-                )
+                reason = f"sources together do not entail it ({entail:.2f})"
+                return refusal(proposal, Stage.ENTAILMENT, reason, first, entail, config.entail_threshold)
             supports = _needed(proposal.clause, job.candidates[:3], pool)
             if len(supports) < 2:
-                return Verdict(proposal, Stage.ENTAILMENT, "fewer than two sources are needed for it")
+                return refusal(proposal, Stage.ENTAILMENT, "fewer than two sources are needed for it", first)
             cover = coverage(proposal.clause, [pool.premise(h) for h in supports])
         if cover < config.coverage_threshold:
-            return Verdict(proposal, Stage.COVERAGE, f"key terms not in its sources (coverage {cover:.2f})")
+            reason = f"key terms not in its sources (coverage {cover:.2f})"
+            top = supports[0] if supports else None
+            return refusal(proposal, Stage.COVERAGE, reason, top, cover, config.coverage_threshold)
         cited = {h.sentence_id for h in supports}
         for hit in job.candidates:  # a candidate that does not support the clause may contradict it
             pair = job.entail_pairs.get(hit.sentence_id)
@@ -236,21 +238,27 @@ class Verifier:
                 verification,
                 verification.composite,
                 contradiction,
+                supports[0] if supports else None,
+                "contradiction",
+                contradiction.probability,
+                config.contradiction_threshold,
             )
         floor = config.min_relevance_linked if proposal.linked else config.min_relevance
         if self._relevance is not None and supports:
             best = _best_rating(pool.rate, self._relevance, question, proposal.asks, supports)
             if best < floor:
                 reason = f"sources do not bear on the question (relevance {best:.2f})"
-                return Verdict(proposal, Stage.RELEVANCE, reason)
+                return refusal(proposal, Stage.RELEVANCE, reason, supports[0], best, floor, "relevance")
         if verification.composite < config.threshold:
-            return Verdict(
-                proposal, Stage.COMPOSITE, f"composite {verification.composite:.2f} below {config.threshold}"
-            )
+            composite = verification.composite
+            reason = f"composite {composite:.2f} below {config.threshold}"
+            top = supports[0] if supports else None
+            return refusal(proposal, Stage.COMPOSITE, reason, top, composite, config.threshold, "composite")
         checked = self._checked(question, proposal, supports, pool)  # last: only a clause that would pass
         if checked is not None and checked < config.min_answer_check:
             reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
-            return Verdict(proposal, Stage.RELEVANCE, reason)
+            limit = config.min_answer_check
+            return refusal(proposal, Stage.RELEVANCE, reason, supports[0], checked, limit, "answer_check")
         verification.answer_check = checked
         return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
 

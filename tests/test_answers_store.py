@@ -72,7 +72,7 @@ def test_round_trip_keeps_the_json_and_marks_sources_live(conn: Connection, repo
     assert row == (2,)
 
 
-def test_edited_sentence_is_deleted_and_moved_sentence_stays_live(conn: Connection, repo_dir: Path) -> None:
+def test_edited_sentence_is_changed_and_moved_sentence_stays_live(conn: Connection, repo_dir: Path) -> None:
     _index(conn, repo_dir)
     answer_id = save_answer(conn, _answer(conn))
     _index(
@@ -85,7 +85,7 @@ def test_edited_sentence_is_deleted_and_moved_sentence_stays_live(conn: Connecti
     states = {c.clause: c.checks[0].state for c in stored.clauses}
     assert states == {
         "Run the build with make.": SourceState.LIVE,
-        "The cache lives in the target folder.": SourceState.DELETED,
+        "The cache lives in the target folder.": SourceState.CHANGED,  # its file is still indexed
     }
     moved = stored.clauses[0].checks[0]
     assert moved.current_lines == (5, 5) and moved.cited_lines == (3, 3)

@@ -5,15 +5,26 @@ Scoped keys are tested on every route in test_api_scoping.py; the OpenAPI fuzzin
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from api.settings import ApiSettings, Limits
+from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.search import Retriever
+from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
-from tests.api_support import FULL_KEY, KEYS, client_for, index_two_repositories, real_answering
+from indexer.staleness import unembedded_in_scope
+from tests.api_support import (
+    FULL_KEY,
+    KEYS,
+    ContainmentNLI,
+    client_for,
+    index_two_repositories,
+    real_answering,
+)
 
 PROBLEM = "application/problem+json"
 
@@ -47,7 +58,7 @@ def test_answer_then_stored_answer_marks_sources(
         (indexed / "alpha" / "guide/build.md").write_text("# Building\n\nStage 1 builds the compiler.\n")
         reconcile_repository(conn, Repository("alpha", indexed / "alpha"))
         stale = client.get(f"/v1/answers/{body['id']}").json()
-        assert stale["clauses"][0]["sources"][0]["state"] == "deleted"
+        assert stale["clauses"][0]["sources"][0]["state"] == "changed"  # the file was edited, not deleted
         assert stale["fresh"] is False
 
 
@@ -300,3 +311,30 @@ def test_a_body_that_is_not_utf8_is_a_400_on_every_route_that_takes_one(
             assert response.headers["content-type"].startswith(PROBLEM)
             assert "UTF-8" in response.json()["detail"]
         assert client.post("/v1/answers", json={"question": "What does stage 0 download?"}).status_code == 200
+
+
+def test_an_insufficient_answer_carries_its_closest_passages_and_its_warnings(
+    indexed: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    strict = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        config=EngineConfig(verify=VerifyConfig(threshold=0.95)),  # no composite reaches it without vectors
+        pool=lexical_retriever.pool,
+    )
+    with client_for(clean_database, lexical_retriever, partial(answer, engine=strict)) as client:
+        body = client.post("/v1/answers", json={"question": "What does stage 0 download?"}).json()
+        assert body["status"] == "insufficient" and body["clauses"] == []
+        nearest = body["nearest"]
+        assert nearest and "Stage 0 downloads a prebuilt beta toolchain." in [n["text"] for n in nearest]
+        for near in nearest:
+            assert set(near) >= {"path", "line_start", "heading", "text", "stage", "score", "threshold", "link"}
+            assert near["link"] is None  # no forge known for these repositories: never a guessed one
+        refused = [n for n in nearest if n["stage"] == "composite"]
+        assert refused and all(n["score"] < n["threshold"] for n in refused)
+        pending = unembedded_in_scope(conn)
+        assert f"warning: {pending} sentences are not yet searchable by meaning" in " ".join(body["notes"])
+        stored = client.get(f"/v1/answers/{body['id']}").json()
+        assert stored["nearest"] == nearest, "the answer store keeps them"

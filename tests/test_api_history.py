@@ -52,7 +52,7 @@ def test_history_lists_answers_newest_first_and_marks_those_whose_source_went(
         (tmp_path / "alpha" / "guide/build.md").write_text("# Building\n\nStage 1 builds the compiler.\n")
         reconcile_repository(conn, Repository("alpha", tmp_path / "alpha"))
         after = {a["id"]: a for a in history(client)}
-        assert after[stage]["freshness"] == "deleted" and after[stage]["sources"]["deleted"] >= 1
+        assert after[stage]["freshness"] == "changed" and after[stage]["sources"]["changed"] >= 1
         assert after[bread]["freshness"] == "fresh"
         assert [a["id"] for a in history(client, limit=1)] == [bread]
 
@@ -71,3 +71,27 @@ def test_a_scoped_key_lists_only_answers_asked_within_its_repositories(
         assert len(history(client, FULL_KEY)) == 3
         auth = {"Authorization": f"Bearer {FULL_KEY}"}
         assert client.get("/v1/history", params={"limit": 0}, headers=auth).status_code == 400
+
+
+def test_a_question_asked_again_is_one_entry_with_its_count_and_a_deleted_file_reads_deleted(
+    conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering, ApiSettings(keys=KEYS)) as client:
+        first = ask(client, "What does stage 0 download?", ["alpha"])
+        (tmp_path / "alpha" / "guide/build.md").write_text("# Building\n\nStage 1 builds the compiler.\n")
+        reconcile_repository(conn, Repository("alpha", tmp_path / "alpha"))
+        again = ask(client, "What does stage 0 download?", ["alpha"])  # recomputed: its source changed
+        bread = ask(client, "Why does bread dough rise?", ["beta"])
+        listed = history(client)
+        assert [a["id"] for a in listed] == [bread, again]
+        assert again != first
+        assert [a["times"] for a in listed] == [1, 2]
+        assert listed[1]["first_asked_at"] < listed[1]["created_at"]
+        assert listed[0]["first_asked_at"] == listed[0]["created_at"]
+
+        (tmp_path / "beta" / "recipes/bread.md").unlink()
+        reconcile_repository(conn, Repository("beta", tmp_path / "beta"))
+        gone = {a["id"]: a for a in history(client)}[bread]
+        assert gone["freshness"] == "deleted" and gone["sources"]["deleted"] >= 1

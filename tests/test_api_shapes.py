@@ -68,6 +68,7 @@ REPOSITORY_STATUS_KEYS = [
     "ingest_latency_p50_seconds",
     "ingest_latency_p95_seconds",
     "backlog_eta_seconds",
+    "skipped_files",
 ]
 STATUS_TOTAL_KEYS = [
     "documents",
@@ -78,6 +79,7 @@ STATUS_TOTAL_KEYS = [
     "embedded_share",
     "embedded_per_second",
     "backlog_eta_seconds",
+    "skipped_files",
 ]
 
 
@@ -117,7 +119,8 @@ def test_a_document_page_has_its_keys_in_order_and_the_state_as_a_word(client: A
 
 def test_the_status_has_its_keys_in_order(client: Any) -> None:
     body = client.get("/v1/status").json()
-    assert list(body) == ["repositories", "total", "thresholds"]
+    assert list(body) == ["repositories", "total", "thresholds", "skipped"]
+    assert body["skipped"] == []
     assert [list(r) for r in body["repositories"]] == [REPOSITORY_STATUS_KEYS] * 2
     assert list(body["total"]) == STATUS_TOTAL_KEYS
-    assert body["thresholds"] == {"warn_backlog_age_seconds": 300.0, "page_backlog_age_seconds": 1800.0}
+    assert body["thresholds"] == {"warn_backlog_age_seconds": 300.0, "ready_max_backlog_age_seconds": 1800.0}

@@ -51,8 +51,86 @@
     $("error").hidden = !message;
   }
 
+  // Notes that begin with "warning: " say why an answer may be weak (engine.caveats): shown as a banner.
+  const WARNING = "warning: ";
+
+  function renderWarnings(notes) {
+    const warnings = (notes || []).filter((n) => n.startsWith(WARNING)).map((n) => n.slice(WARNING.length));
+    const banner = $("answer-warnings");
+    banner.replaceChildren(...warnings.map((w) => el("p", w)));
+    banner.hidden = !warnings.length;
+  }
+
+  // Why a near passage was not used: the stage, and its score against the threshold when one applies.
+  function refusal(near) {
+    const stage = near.stage || "not proposed";
+    if (near.score === null || near.score === undefined || near.threshold === null || near.threshold === undefined) {
+      return `${stage}: ${near.reason}`;
+    }
+    const measure = near.measure || stage;
+    const compared = measure === "contradiction" ? "at or above" : "below";
+    return `${stage}: ${measure} ${near.score.toFixed(2)} ${compared} ${near.threshold} (${near.reason})`;
+  }
+
+  function sourceLink(source, text) {
+    const link = el("a", text, "source-link");
+    link.href = "#source";
+    if (source.state) link.classList.add("state-" + source.state);
+    link.dataset.sentenceId = source.sentence_id ?? "";
+    link.title = source.text;
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      showSource(source);
+    });
+    return link;
+  }
+
+  // The passages that came closest when no clause was verified: set apart from citations, never an answer.
+  function renderNearest(nearest) {
+    const section = $("nearest");
+    const list = $("nearest-list");
+    list.replaceChildren();
+    section.hidden = !nearest.length;
+    for (const near of nearest) {
+      const item = el("li", null, "near");
+      const where = el("div", null, "near-where");
+      where.append(sourceLink(near, `${near.repository ? near.repository + "/" : ""}${near.path}:${lines(near)}`));
+      if (near.heading) where.append(" ", el("span", near.heading, "heading"));
+      const forge = forgeLink(near);
+      if (forge) where.append(" ", forge);
+      item.append(where, el("p", near.text, "near-text"), el("p", "Not used: " + refusal(near), "near-why"));
+      list.append(item);
+    }
+  }
+
+  function renderRounds(trace) {
+    const roundList = $("rounds-list");
+    roundList.replaceChildren();
+    for (const round of trace) {
+      const rejected = round.rejected || [];
+      const text = `queries: ${(round.queries || []).join(" | ")} · accepted ${(round.accepted || []).length}` +
+        ` · rejected ${rejected.length}`;
+      const item = el("li", text);
+      if (rejected.length) {
+        const why = el("ul", null, "rejected");
+        for (const r of rejected) why.append(el("li", `${r.clause} — ${r.stage ? r.stage + ": " : ""}${r.reason}`));
+        item.append(why);
+      }
+      roundList.append(item);
+    }
+  }
+
+  function clearSource() {
+    $("source").hidden = true;
+    $("source-where").textContent = "";
+    $("source-context").replaceChildren();
+    setForge(null);
+  }
+
   function renderAnswer(answer) {
     $("answer").hidden = false;
+    $("answer").dataset.status = answer.status;
+    clearSource(); // the source panel shows only what this answer cites, once opened
     const rounds = (answer.trace || []).length;
     $("answer-meta").textContent = `${answer.status} · route ${answer.route} · budget ${answer.budget} · ` +
       `${rounds} round${rounds === 1 ? "" : "s"}` + (answer.cached ? " · served from the answer store" : "") +
@@ -61,8 +139,10 @@
     $("answer-read-as").hidden = !answer.read_as;
     $("answer-reason").textContent = answer.reason || "";
     $("answer-reason").hidden = !answer.reason;
+    renderWarnings(answer.notes);
     const list = $("clauses");
     list.replaceChildren();
+    list.hidden = !(answer.clauses || []).length;
     for (const clause of answer.clauses || []) {
       const item = el("li", null, "clause");
       item.append(el("span", clause.clause, "clause-text"));
@@ -70,16 +150,7 @@
       const sources = el("div", null, "sources");
       for (const source of clause.sources || []) {
         const cite = el("span", null, "cite");
-        const link = el("a", `${source.path}:${source.line_start}-${source.line_end}`, "source-link");
-        link.href = "#source";
-        if (source.state) link.classList.add("state-" + source.state);
-        link.dataset.sentenceId = source.sentence_id ?? "";
-        link.title = source.text;
-        link.addEventListener("click", (event) => {
-          event.preventDefault();
-          showSource(source);
-        });
-        cite.append(link);
+        cite.append(sourceLink(source, `${source.path}:${source.line_start}-${source.line_end}`));
         const forge = forgeLink(source);
         if (forge) cite.append(" ", forge);
         sources.append(cite);
@@ -87,14 +158,9 @@
       item.append(sources);
       list.append(item);
     }
+    renderNearest(answer.clauses && answer.clauses.length ? [] : answer.nearest || []);
     $("rounds-summary").textContent = `Rounds (${rounds})`;
-    const roundList = $("rounds-list");
-    roundList.replaceChildren();
-    for (const round of answer.trace || []) {
-      const text = `queries: ${(round.queries || []).join(" | ")} · accepted ${(round.accepted || []).length}` +
-        ` · rejected ${(round.rejected || []).length}`;
-      roundList.append(el("li", text));
-    }
+    renderRounds(answer.trace || []);
   }
 
   function setForge(item) {
@@ -112,20 +178,25 @@
     const context = $("source-context");
     context.replaceChildren();
     setForge(source);
+    const cited = (why) => {
+      $("source-where").textContent = `${source.path}:${source.line_start}-${source.line_end} (${why})`;
+      context.replaceChildren(el("p", source.text, "hit"));
+    };
     if (source.sentence_id === null || source.sentence_id === undefined || source.state === "deleted") {
-      $("source-where").textContent = `${source.path}:${source.line_start}-${source.line_end} (deleted since cited)`;
-      context.append(el("p", source.text, "hit"));
+      cited("deleted since cited");
       return;
     }
     try {
       const s = await call(`/v1/sentences/${source.sentence_id}`);
+      if (aside.hidden) return; // a new answer cleared the panel meanwhile
       $("source-where").textContent = `${s.repository}/${s.path} · lines ${s.line_start}-${s.line_end}` +
         (s.heading ? ` · ${s.heading}` : "") + (s.git_commit ? ` · commit ${s.git_commit.slice(0, 12)}` : "");
       for (const n of s.before) context.append(el("p", n.text));
       context.append(el("p", s.text, "hit"));
       for (const n of s.after) context.append(el("p", n.text));
     } catch (error) {
-      $("source-where").textContent = error.message;
+      if (source.state === "changed") cited("its file changed since cited; this is the cited text");
+      else $("source-where").textContent = error.message;
     }
   }
 
@@ -153,7 +224,7 @@
   }
 
   window.citeline = {
-    $, call, el, forgeLink, lines, showSource, askQuestion,
+    $, call, el, forgeLink, lines, showSource, askQuestion, clearSource,
     onAnswered: (listener) => listeners.push(listener),
   };
 

@@ -6,7 +6,8 @@
 (() => {
   const { $, call, el, askQuestion, onAnswered } = window.citeline;
   const LEVEL_WORDS = { ok: "", amber: "behind", red: "far behind" };
-  const FRESHNESS_WORDS = { fresh: "fresh", changed: "source changed", deleted: "source deleted" };
+  const FRESHNESS_WORDS = { fresh: "sources live", changed: "source changed", deleted: "source deleted" };
+  const STATUS_WORDS = { answer: "answered", insufficient: "insufficient", fail: "failed" };
   let signature = null;
   let timer = null;
 
@@ -26,7 +27,7 @@
   function level(figures, thresholds) {
     if (!figures.backlog_size || !thresholds) return "ok";
     const age = figures.backlog_oldest_age_seconds;
-    if (age >= thresholds.page_backlog_age_seconds) return "red";
+    if (age >= thresholds.ready_max_backlog_age_seconds) return "red";
     return age >= thresholds.warn_backlog_age_seconds ? "amber" : "ok";
   }
 
@@ -52,6 +53,8 @@
     const changed = el("td", lastChange === undefined ? "" : ago(lastChange));
     if (lastChange) changed.title = lastChange;
     tr.append(changed);
+    const labels = ["", "Docs", "Sentences", "Backlog", "Oldest", "Embedding", "Last change"];
+    [...tr.children].forEach((cell, i) => { if (labels[i]) cell.dataset.label = labels[i]; });
     return tr;
   }
 
@@ -60,10 +63,18 @@
     const rows = status.repositories.map((r) => row(r.repository, r, thresholds, r.last_change));
     if (status.repositories.length > 1) rows.push(row("all", status.total, thresholds, undefined));
     $("freshness-rows").replaceChildren(...rows);
+    renderSkipped(status.skipped || [], status.total.skipped_files || 0);
     $("freshness-note").textContent = thresholds
       ? `Backlog age turns amber past ${duration(thresholds.warn_backlog_age_seconds)}` +
-        ` and red past ${duration(thresholds.page_backlog_age_seconds)}.`
+        ` and red past ${duration(thresholds.ready_max_backlog_age_seconds)}.`
       : "";
+  }
+
+  function renderSkipped(skipped, count) {
+    $("skipped").hidden = !count;
+    $("skipped-summary").textContent = `Skipped files (${count}): kept at their previous version`;
+    $("skipped-list").replaceChildren(...skipped.map((k) =>
+      el("li", `${k.repository}/${k.path}: ${k.reason}` + (k.detail ? ` (${k.detail})` : ""))));
   }
 
   function renderStrip(status) {
@@ -79,16 +90,22 @@
   function renderHistory(answers) {
     const list = $("history-list");
     if (!answers.length) {
-      list.replaceChildren(el("li", "No stored answers yet.", "meta"));
+      list.replaceChildren(el("li", "No questions asked yet.", "meta"));
       return;
     }
     list.replaceChildren(...answers.map((a) => {
-      const item = el("li", null, "stored freshness-" + a.freshness);
+      const item = el("li", null, `stored status-${a.status} freshness-${a.freshness}`);
       item.dataset.answerId = a.id;
+      item.dataset.status = a.status;
       item.dataset.freshness = a.freshness;
-      item.append(el("span", FRESHNESS_WORDS[a.freshness], "badge"), " ", el("span", a.question, "question"));
+      item.dataset.times = a.times || 1;
+      item.append(el("span", STATUS_WORDS[a.status] || a.status, "badge status"));
+      // Only an answer cites sources whose freshness means anything.
+      if (a.status === "answer") item.append(" ", el("span", FRESHNESS_WORDS[a.freshness], "badge freshness"));
+      item.append(" ", el("span", a.question, "question"));
       const when = new Date(a.created_at);
-      item.append(el("span", ` ${a.status} · ${a.clauses} clause${a.clauses === 1 ? "" : "s"} · ` +
+      const times = (a.times || 1) > 1 ? ` · asked ${a.times} times, last` : "";
+      item.append(el("span", ` ${a.clauses} clause${a.clauses === 1 ? "" : "s"}${times} · ` +
         `${Number.isNaN(when.getTime()) ? a.created_at : when.toLocaleString()}`, "meta"));
       const again = el("button", "Ask again", "again");
       again.type = "button";
@@ -110,7 +127,7 @@
   async function refreshHistory() {
     try {
       renderHistory((await call("/v1/history?limit=20")).answers);
-      $("history-note").textContent = "Stored answers, newest first.";
+      $("history-note").textContent = "Questions asked, newest first, each with its latest answer.";
     } catch (error) {
       $("history-note").textContent = "history: " + error.message;
     }
