@@ -13,17 +13,20 @@ from typing import Any
 
 from daemon.assembly import build_engine, model_names
 from daemon.config import Config
+from engine.caveats import WARNING
 from engine.llm_client import probe_endpoint
 from engine.search import Filters
 from indexer.database import Database
 
-__all__ = ["ask", "planner_status", "render_answer", "render_planner_status"]
+__all__ = ["ask", "planner_status", "print_answer", "refusal", "render_answer", "render_planner_status"]
 
 
 def render_answer(result: dict[str, Any]) -> str:
-    """An answer's JSON shape (`engine.answers`) for a person: status, how the question was read when it was
-    respelt, the reason, and each clause with its sources."""
+    """An answer's JSON shape (`engine.answers`) for a person: status, its warnings, how the question was read
+    when it was respelt, the reason, each clause with its sources and, for an answer with none, the closest
+    passages, set apart as not verified."""
     lines = [f"{result['status']} ({result['route']} path, {len(result['trace'])} round(s))"]
+    lines += [f"  {note}" for note in result.get("notes", []) if note.startswith(WARNING)]
     if result.get("read_as"):
         lines.append(f"  read as: {result['read_as']}")
     if result.get("reason"):
@@ -31,9 +34,42 @@ def render_answer(result: dict[str, Any]) -> str:
     for number, clause in enumerate(result["clauses"], 1):
         lines.append(f"{number}. {clause['clause']}  [confidence {clause['confidence']:.2f}]")
         for source in clause["sources"]:
-            heading = f" [{source['heading']}]" if source.get("heading") else ""
-            lines.append(f"     {source['repository']}/{source['path']}:{source['line_start']}{heading}")
+            lines.append(f"     {_where(source)}")
+    nearest = result.get("nearest") or []
+    if nearest:
+        lines.append("closest passages (not verified, not an answer):")
+    for number, near in enumerate(nearest, 1):
+        lines.append(f"  {number}. {_where(near)}")
+        lines.append(f"     {near['text']}")
+        lines.append(f"     not used: {refusal(near)}")
     return "\n".join(lines)
+
+
+def _where(source: dict[str, Any]) -> str:
+    heading = f" [{source['heading']}]" if source.get("heading") else ""
+    return f"{source['repository']}/{source['path']}:{source['line_start']}{heading}"
+
+
+def refusal(near: dict[str, Any]) -> str:
+    """Why a near passage was not used: the stage, and its score against the threshold when one applies."""
+    stage = near.get("stage") or "not proposed"
+    score, threshold = near.get("score"), near.get("threshold")
+    if score is None or threshold is None:
+        return f"{stage}: {near.get('reason', '')}"
+    measure = near.get("measure") or stage
+    compared = "at or above" if measure == "contradiction" else "below"
+    return f"{stage}: {measure} {score:.2f} {compared} {threshold:g} ({near.get('reason', '')})"
+
+
+def print_answer(result: dict[str, Any], *, as_json: bool) -> int:
+    """Print an answer's JSON shape as JSON or for a person; the exit status: 0 for an answer, 1 when
+    insufficient or failed."""
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(render_answer(result))
+    sys.stdout.flush()
+    return 0 if result["status"] == "answer" else 1
 
 
 def ask(
@@ -45,18 +81,14 @@ def ask(
     *,
     as_json: bool,
 ) -> int:
-    """`citeline ask`: answer one question; exit 0 for an answer, 1 when insufficient or failed."""
-    engine = build_engine(database, model_names(config), config.retrieval)
+    """`citeline ask` in this process: answer one question (no watcher runs here, so the answer warns of
+    files changed on disk since indexed); exit 0 for an answer, 1 when insufficient or failed."""
+    engine = build_engine(database, model_names(config), config.retrieval, compare_disk=True)
     try:
         result = engine.answer(question, budget, filters).to_dict()
     finally:
         engine.close()
-    if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-    else:
-        print(render_answer(result))
-    sys.stdout.flush()
-    return 0 if result["status"] == "answer" else 1
+    return print_answer(result, as_json=as_json)
 
 
 def planner_status(config: Config) -> dict[str, Any]:

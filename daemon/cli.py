@@ -10,26 +10,29 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import structlog
 
-from daemon.answering import ask, planner_status, render_planner_status
-from daemon.assembly import build_retriever, embed_child_torch_threads, load_embedder, open_process
+from daemon.answering import planner_status, render_planner_status
+from daemon.assembly import embed_child_torch_threads, load_embedder, open_process
 from daemon.config import Config, ConfigError
 from daemon.embedding import drain_backlog
-from daemon.logs import configure_logging
+from daemon.instance import ServerRecord, database_digest, recorded_server
+from daemon.logs import configure_logging, quiet_model_loading
+from daemon.lookups import run_lookup
+from daemon.progress import drain_summary
 from daemon.reconnect import Reconnector
 from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import ChildProcess, embedder_builder, queue_options, watcher
-from engine.search import Filters, SearchMode
+from engine.search import SearchMode
 from indexer.database import Database, DatabaseError
-from indexer.embedding_queue import ModelMismatchError
+from indexer.embedding_queue import ModelMismatchError, pending_items
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
 from indexer.store import RepositoryConflictError
@@ -42,6 +45,9 @@ log = structlog.get_logger(__name__)
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="citeline", description=__doc__)
     parser.add_argument("--config", type=Path, help="TOML configuration file (default: $CITELINE_CONFIG)")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show the models' loading bars and warnings on stderr"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     index = sub.add_parser("index", help="index Markdown repositories (catch up with every change)")
@@ -60,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
         help="lexical (BM25 only, no model), vector, or hybrid (both fused, then reranked; default)",
     )
     search.add_argument("--json", action="store_true", help='print {"hits": [...]} as JSON')
+    search.add_argument("--local", action="store_true", help="search in this process, not a running server")
 
     sub.add_parser("migrate", help="apply pending schema migrations and exit (once, before a fleet starts)")
     status = sub.add_parser("status", help="documents, sentences and embedding backlog per repository")
@@ -82,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--repo", action="append", help="only this repository (repeatable)")
     ask.add_argument("--path-prefix", help="only documents whose path starts with this")
     ask.add_argument("--json", action="store_true", help="print the answer as JSON")
+    ask.add_argument("--local", action="store_true", help="answer in this process, not a running server")
 
     for name, text in (
         ("serve", "watch, embed and serve the HTTP API in one process"),
@@ -146,34 +154,6 @@ def _cmd_index(args: argparse.Namespace, config: Config, database: Database) -> 
     return 0
 
 
-def _heading(path: Sequence[str]) -> str:
-    return " > ".join(path)
-
-
-def _cmd_search(args: argparse.Namespace, config: Config, database: Database) -> int:
-    if not 1 <= args.k <= 1000:
-        print("citeline search: -k must be between 1 and 1000", file=sys.stderr)
-        return 2
-    mode = SearchMode(args.lane)
-    retriever = build_retriever(config, database, mode)
-    try:
-        filters = Filters(tuple(args.repo) if args.repo else None, args.path_prefix)
-        hits = retriever.search(args.query, args.k, mode=mode, filters=filters)
-    finally:
-        retriever.close()
-    if args.json:
-        print(json.dumps({"hits": [h.to_dict() for h in hits]}, ensure_ascii=False, indent=2))
-        return 0
-    if not hits:
-        print("no matches")
-    for rank, h in enumerate(hits, 1):
-        heading = f"  [{_heading(h.heading_path)}]" if h.heading_path else ""
-        pending = "" if h.embedded else "  (not embedded yet)"
-        print(f"{rank:>3}. {h.repository}/{h.path}:{h.line_start}{heading}  ({h.score:.3f}){pending}")
-        print(f"     {h.text}")
-    return 0
-
-
 def _cmd_status(args: argparse.Namespace, config: Config, database: Database) -> int:
     with database.connect() as conn:
         statuses = repository_status(conn)
@@ -231,11 +211,20 @@ def _run_daemon(
         services.append(ChildProcess("embed", ["embed"], args.config, config.embedding.nice, env))
     elif embed:
         services.append(EmbedderRunner(embedder_builder(config, reconnector, progress=True)))
-    if api:
-        from daemon.serving import api_service  # only the commands that serve it import the API
+    if not api:
+        return run_services(services, database, Notifier.from_environment(), shutdown)
+    from daemon.serving import api_service  # only the commands that serve it import the API
 
-        services.append(api_service(config, database, args.host, args.port))
-    return run_services(services, database, Notifier.from_environment(), shutdown)
+    services.append(api_service(config, database, args.host, args.port))
+    with _recorded(args, config):
+        return run_services(services, database, Notifier.from_environment(), shutdown)
+
+
+def _recorded(args: argparse.Namespace, config: Config) -> AbstractContextManager[ServerRecord]:
+    """This serving process recorded in the data dir while it runs, for `search` and `ask` to find."""
+    host = args.host or config.api.host
+    port = args.port if args.port is not None else config.api.port
+    return recorded_server(config.data_dir, host, port, database_digest(config.database_url, config.data_dir))
 
 
 def _cmd_watch(args: argparse.Namespace, config: Config, database: Database) -> int:
@@ -262,35 +251,17 @@ def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> 
     except ModelMismatchError as exc:
         print(f"citeline embed: {exc}", file=sys.stderr)
         return 1
-    figures = {name: getattr(report, name) for name in report.__slots__}
-    if args.json:
-        print(json.dumps(figures, indent=2))
-    else:
-        rate = report.embedded / report.seconds if report.seconds else 0.0
-        notes = [f"dropped {report.dropped}, failed {report.failed}"]
-        if report.unchanged:
-            notes.append(f"{report.unchanged} re-enqueued with their embedded text unchanged")
-        if report.reclaimed:
-            notes.append(f"took over {report.reclaimed} items leased by workers that are gone")
-        if report.waited_seconds >= 0.05:
-            notes.append(f"waited {report.waited_seconds:.1f}s for items leased by other workers")
-        print(
-            f"embedded {report.embedded} sentences in {report.seconds:.1f}s ({rate:.0f}/s), "
-            + "; ".join(notes)
-            + "; backlog empty"
-        )
+    with database.connect() as conn:
+        left = pending_items(conn)[0]
+    print(drain_summary(report, left, as_json=args.json))
     return 0
-
-
-def _cmd_ask(args: argparse.Namespace, config: Config, database: Database) -> int:
-    filters = Filters(tuple(args.repo) if args.repo else None, args.path_prefix)
-    return ask(config, database, args.question, args.budget, filters, as_json=args.json)
 
 
 def _cmd_api(args: argparse.Namespace, config: Config, database: Database) -> int:
     from daemon.serving import serve_api  # only the commands that serve it import the API
 
-    return serve_api(config, database, args.host, args.port)
+    with _recorded(args, config):
+        return serve_api(config, database, args.host, args.port)
 
 
 def _cmd_serve(args: argparse.Namespace, config: Config, database: Database) -> int:
@@ -298,12 +269,10 @@ def _cmd_serve(args: argparse.Namespace, config: Config, database: Database) -> 
 
 
 _COMMANDS = {
-    "ask": _cmd_ask,
     "api": _cmd_api,
     "serve": _cmd_serve,
     "index": _cmd_index,
     "migrate": _cmd_migrate,
-    "search": _cmd_search,
     "status": _cmd_status,
     "watch": _cmd_watch,
     "embed": _cmd_embed,
@@ -314,7 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `citeline` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     configure_logging()
+    if not args.verbose:
+        quiet_model_loading()
     try:
+        if args.command in ("search", "ask"):
+            return run_lookup(args)
         config, database = open_process(args.config, serving=args.command in ("serve", "api"))
         return _COMMANDS[args.command](args, config, database)
     except (ConfigError, DatabaseError, RepositoryConflictError) as exc:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import structlog
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "quiet_model_loading"]
 
 
 def configure_logging(level: int = logging.INFO) -> None:
@@ -26,3 +27,15 @@ def configure_logging(level: int = logging.INFO) -> None:
         logger_factory=lambda *_args: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )
+
+
+QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "TQDM_DISABLE": "1"}
+"""What keeps the model libraries' loading bars and advisories ("Loading weights: 0%|...") off stderr."""
+
+
+def quiet_model_loading() -> None:
+    """Keep the model libraries' loading bars and advisories off stderr (`citeline --verbose` shows them),
+    before any of them is imported; a variable the environment already sets is left as it is. The bars the
+    commands draw themselves on a terminal (indexing, embedding) are theirs, not tqdm's default, and stay."""
+    for name, value in QUIET_ENV.items():
+        os.environ.setdefault(name, value)

@@ -3,10 +3,13 @@
 `BacklogProgress` counts what the workers report (`on_batch`) and polls the backlog's size, so the total grows
 while a first `citeline watch` is still indexing. It finishes the first time the backlog is empty after
 having held work (or when told to), prints a last line and stops polling: an idle daemon prints nothing.
+Its last line and `drain_summary` (what `citeline embed --drain` prints) both count the backlog when the
+drain ended, so they agree.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -15,9 +18,9 @@ from typing import Any, TextIO
 
 import structlog
 
-from indexer.embedding_queue import BatchResult
+from indexer.embedding_queue import BatchResult, DrainReport
 
-__all__ = ["BacklogProgress"]
+__all__ = ["BacklogProgress", "drain_summary"]
 
 log = structlog.get_logger(__name__)
 
@@ -95,6 +98,12 @@ class BacklogProgress:
         self._finished.set()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=5)
+        try:  # the last line states the backlog as it is now, not at the last poll
+            pending = self._count()
+        except Exception:  # a lost connection: the last poll's figure stands
+            pending = self._pending
+        with self._lock:
+            self._pending = pending
         self._show(final=True)
         if self._bar is not None:
             self._bar.close()
@@ -134,3 +143,24 @@ class BacklogProgress:
             if held_work:
                 self._show()
         self.finish()
+
+
+def drain_summary(report: DrainReport, backlog: int, *, as_json: bool) -> str:
+    """`citeline embed --drain`'s report, with `backlog` the items left once it ended (failed ones aside):
+    JSON (`"backlog"` beside the report's figures) or one line for a person."""
+    if as_json:
+        return json.dumps(
+            {**{name: getattr(report, name) for name in report.__slots__}, "backlog": backlog}, indent=2
+        )
+    rate = report.embedded / report.seconds if report.seconds else 0.0
+    notes = [f"dropped {report.dropped}, failed {report.failed}"]
+    if report.unchanged:
+        notes.append(f"{report.unchanged} re-enqueued with their embedded text unchanged")
+    if report.reclaimed:
+        notes.append(f"took over {report.reclaimed} items leased by workers that are gone")
+    if report.waited_seconds >= 0.05:
+        notes.append(f"waited {report.waited_seconds:.1f}s for items leased by other workers")
+    notes.append("backlog empty" if backlog == 0 else f"backlog {backlog} left")
+    return f"embedded {report.embedded} sentences in {report.seconds:.1f}s ({rate:.0f}/s), " + "; ".join(
+        notes
+    )

@@ -105,8 +105,12 @@ def test_embed_drain_and_status_json(
     assert main(["index", str(repo_dir)]) == 0
     capsys.readouterr()
     assert main(["embed", "--drain", "--json", "--workers", "2"]) == 0
-    drained = json.loads(capsys.readouterr().out)
-    assert drained["embedded"] == 3 and drained["failed"] == 0
+    captured = capsys.readouterr()
+    drained = json.loads(captured.out)
+    assert drained["embedded"] == 3 and drained["failed"] == 0 and drained["backlog"] == 0
+    logged = [json.loads(line) for line in captured.err.splitlines() if line.startswith("{")]
+    last = [entry for entry in logged if entry.get("event") == "embedding finished"]
+    assert [entry["backlog"] for entry in last] == [drained["backlog"]], "the log and the summary agree"
     assert main(["status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     (repo,) = status["repositories"]

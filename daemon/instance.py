@@ -1,0 +1,101 @@
+"""Where a running `citeline serve` / `citeline api` is, so that `citeline search` and `ask` go through it.
+
+A serving process writes `server.json` into its data dir (`RECORD`): its pid, the URL it serves on, and a
+digest of the database it serves (never the URL itself, which may hold a password). It removes the file when
+it stops; a process killed outright leaves it behind, so a reader trusts a record only while its pid is alive,
+its database is the reader's, and the server answers `/healthz` within a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RECORD", "ServerRecord", "database_digest", "find_server", "recorded_server"]
+
+RECORD = "server.json"
+"""The file name of the record, in the data dir."""
+PROBE_SECONDS = 0.5
+"""How long a reader waits for `/healthz` before answering on its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRecord:
+    """A serving process: its pid, its base URL, and the digest of its database."""
+
+    pid: int
+    url: str
+    database: str
+
+
+def database_digest(database_url: str | None, data_dir: Path) -> str:
+    """Which database a process uses, comparable and safe to write down: a digest of its configured URL, or
+    of the embedded server's folder when none is configured."""
+    where = database_url or f"embedded:{(data_dir / 'pgdata').resolve()}"
+    return hashlib.sha256(where.encode()).hexdigest()[:32]
+
+
+def _loopback(host: str) -> str:
+    """The address a local client reaches a server listening on `host` by."""
+    return "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+
+
+@contextmanager
+def recorded_server(data_dir: Path, host: str, port: int, database: str) -> Iterator[ServerRecord]:
+    """Record this process as the server for `data_dir` while the block runs; the record is removed after
+    it (only if it is still this process's)."""
+    name = f"[{host}]" if ":" in host and not host.startswith("[") else _loopback(host)
+    record = ServerRecord(os.getpid(), f"http://{name}:{port}", database)
+    path = data_dir / RECORD
+    data_dir.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{record.pid}.tmp")
+    temporary.write_text(json.dumps({"pid": record.pid, "url": record.url, "database": record.database}))
+    temporary.replace(path)
+    try:
+        yield record
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if _read(path) == record:
+                path.unlink()
+
+
+def _read(path: Path) -> ServerRecord | None:
+    try:
+        body = json.loads(path.read_text())
+        return ServerRecord(int(body["pid"]), str(body["url"]), str(body["database"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def find_server(
+    data_dir: Path, database: str, token: str | None = None, probe_seconds: float = PROBE_SECONDS
+) -> ServerRecord | None:
+    """The server recorded in `data_dir` when it serves `database`, its process is alive and it answers
+    `/healthz` within `probe_seconds` (with `token` as the bearer key, when given); else None."""
+    record = _read(data_dir / RECORD)
+    if record is None or record.database != database or not _alive(record.pid):
+        return None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(record.url + "/healthz", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=probe_seconds) as response:
+            return record if response.status == 200 else None
+    except (OSError, ValueError):
+        return None

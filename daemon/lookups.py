@@ -1,0 +1,144 @@
+"""`citeline search` and `citeline ask`: the input contract first, then a running server, else this process.
+
+Input is checked against the contract the API enforces (`engine.inputs`) before anything is loaded: what
+`POST /v1/answers` or `GET /v1/search` answers 400 to, these refuse with the same message and exit status
+2. Then, when a `citeline serve` / `citeline api` is running for the same data dir and database
+(`daemon.instance`), the command goes through it, whose models are loaded already; otherwise it opens the
+database itself and loads only the models it needs (`search --lane lexical` none).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from daemon.config import Config, load_config
+from daemon.instance import ServerRecord, database_digest, find_server
+from daemon.remote import RefusedError, UnreachableError, remote_answer, remote_search
+from engine.inputs import (
+    MAX_QUERY_CHARS,
+    MAX_QUESTION_CHARS,
+    QUERY,
+    QUESTION,
+    InputError,
+    optional_text,
+    required_text,
+)
+from engine.search import Filters, SearchMode
+
+__all__ = ["MAX_K", "run_lookup"]
+
+MAX_K = 1000
+"""The most hits `citeline search -k` returns (the server's limit is lower: above it, the search is local)."""
+SERVER_MAX_K = 100
+
+
+def _filters(args: argparse.Namespace) -> Filters:
+    """The command's filters, each checked as the API checks it; blank values are no filter."""
+    names = [optional_text("repository", r, MAX_QUERY_CHARS) for r in args.repo or []]
+    repositories = tuple(n for n in names if n) or None
+    return Filters(repositories, optional_text("path_prefix", args.path_prefix, MAX_QUERY_CHARS))
+
+
+def _token(config: Config) -> str | None:
+    """A key for the local server: an unscoped one when any is configured (`[api] keys`, then
+    `CITELINE_API_KEYS`), else the first."""
+    entries = [e.strip() for e in (*config.api.keys, *os.environ.get("CITELINE_API_KEYS", "").split(","))]
+    entries = [e for e in entries if e]
+    unscoped = [e for e in entries if ":" not in e]
+    chosen = (unscoped or entries)[:1]
+    return chosen[0].partition(":")[0].strip() if chosen else None
+
+
+def _server(config: Config) -> ServerRecord | None:
+    return find_server(config.data_dir, database_digest(config.database_url, config.data_dir), _token(config))
+
+
+def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"hits": hits}, ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        print("no matches")
+    for rank, h in enumerate(hits, 1):
+        heading = f"  [{h['heading']}]" if h.get("heading") else ""
+        pending = "" if h.get("embedded") else "  (not embedded yet)"
+        where = f"{h['repository']}/{h['path']}:{h['line_start']}"
+        print(f"{rank:>3}. {where}{heading}  ({h['score']:.3f}){pending}")
+        print(f"     {h['text']}")
+
+
+def _search(
+    args: argparse.Namespace, query: str, filters: Filters, config: Config, record: ServerRecord | None
+) -> int:
+    if record is not None and args.k <= SERVER_MAX_K:
+        try:
+            hits = remote_search(
+                record, _token(config), query, args.k, args.lane, filters.repositories, filters.path_prefix
+            )
+        except UnreachableError:
+            pass
+        else:
+            _print_hits(hits, args.json)
+            return 0
+    from daemon.assembly import build_retriever, open_process
+
+    config, database = open_process(args.config)
+    mode = SearchMode(args.lane)
+    retriever = build_retriever(config, database, mode)
+    try:
+        found = retriever.search(query, args.k, mode=mode, filters=filters)
+    finally:
+        retriever.close()
+    _print_hits([h.to_dict() for h in found], args.json)
+    return 0
+
+
+def _ask(
+    args: argparse.Namespace, question: str, filters: Filters, config: Config, record: ServerRecord | None
+) -> int:
+    from daemon.answering import print_answer
+
+    if record is not None:
+        try:
+            result = remote_answer(
+                record, _token(config), question, args.budget, filters.repositories, filters.path_prefix
+            )
+        except UnreachableError:
+            pass
+        else:
+            return print_answer(result, as_json=args.json)
+    from daemon.answering import ask
+    from daemon.assembly import open_process
+
+    config, database = open_process(args.config)
+    return ask(config, database, question, args.budget, filters, as_json=args.json)
+
+
+_Lookup = Callable[[argparse.Namespace, str, Filters, Config, ServerRecord | None], int]
+_LOOKUPS: dict[str, tuple[_Lookup, str, int]] = {
+    "search": (_search, QUERY, MAX_QUERY_CHARS),
+    "ask": (_ask, QUESTION, MAX_QUESTION_CHARS),
+}
+
+
+def run_lookup(args: argparse.Namespace) -> int:
+    """Run `search` or `ask`: 2 for input the contract refuses (or a server refused), else the command's
+    own status. `--local` skips the server."""
+    if args.command == "search" and not 1 <= args.k <= MAX_K:
+        print(f"citeline search: -k must be between 1 and {MAX_K}", file=sys.stderr)
+        return 2
+    lookup, name, limit = _LOOKUPS[args.command]
+    try:
+        text = required_text(name, args.query if args.command == "search" else args.question, limit)
+        filters = _filters(args)
+        config = load_config(args.config)
+        record = None if args.local else _server(config)
+        return lookup(args, text, filters, config, record)
+    except (InputError, RefusedError) as exc:
+        print(f"citeline {args.command}: {exc}", file=sys.stderr)
+        return 2

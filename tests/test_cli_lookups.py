@@ -1,0 +1,174 @@
+"""`citeline ask` and `search`: the input contract the API enforces (same message, exit status 2), the answer
+printed with its warnings and closest passages, and both going through a running server when one is
+recorded for the same data dir and database."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.app import create_app
+from api.settings import ApiSettings
+from daemon.answering import render_answer
+from daemon.cli import main
+from daemon.instance import RECORD, database_digest, find_server, recorded_server
+from engine.answers import Answer
+from engine.kinds import Budget, Route, Stage, Status
+from engine.passages import NearPassage
+from engine.search import Filters, Hit, Retriever
+from indexer.database import Connection, Database
+from tests.api_support import client_for, index_two_repositories, real_answering, served
+
+
+@pytest.fixture
+def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
+    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
+    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
+    return tmp_path / "data"
+
+
+BAD_INPUT = [
+    (["ask", ""], "POST", {"question": ""}),
+    (["ask", "   "], "POST", {"question": "   "}),
+    (["ask", "x" * 1001], "POST", {"question": "x" * 1001}),
+    (["search", ""], "GET", {"q": ""}),
+    (["search", "  "], "GET", {"q": "  "}),
+    (["search", "y" * 501], "GET", {"q": "y" * 501}),
+]
+
+
+@pytest.mark.parametrize(("argv", "method", "request_body"), BAD_INPUT)
+def test_the_cli_refuses_what_the_api_refuses_with_the_same_message(
+    argv: list[str],
+    method: str,
+    request_body: dict[str, str],
+    data_dir: Path,
+    clean_database: Database,
+    lexical_retriever: Retriever,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with client_for(clean_database, lexical_retriever, None) as client:
+        if method == "POST":
+            response = client.post("/v1/answers", json=request_body)
+        else:
+            response = client.get("/v1/search", params=request_body)
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"citeline {argv[0]}: {detail}\n"
+    assert captured.out == ""
+    with clean_database.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM answers").fetchone() == (0,), "nothing was asked"
+
+
+def test_an_insufficient_answer_prints_its_warnings_and_closest_passages_apart() -> None:
+    answer = Answer("How do I change the port?", Status.INSUFFICIENT, Route.FAST, Budget.MID)
+    answer.reason = "no clause could be verified against the indexed sources"
+    answer.notes = ["route fast: confident", "warning: 3 sentences are not yet searchable by meaning; drain"]
+    hit = Hit(
+        7,
+        "Specify server port.",
+        "vite",
+        "config/server.md",
+        12,
+        12,
+        ("Server", "server.port"),
+        3,
+        4,
+        None,
+        True,
+    )
+    reason = "the answer check reads its sources as a near miss (0.09)"
+    answer.nearest = [NearPassage(hit, reason, Stage.RELEVANCE, "answer_check", 0.09, 0.1, 0.4)]
+    lines = render_answer(answer.to_dict()).splitlines()
+    assert lines[0].startswith("insufficient (fast path")
+    assert lines[1] == "  warning: 3 sentences are not yet searchable by meaning; drain"
+    assert "route fast: confident" not in "\n".join(lines)
+    start = lines.index("closest passages (not verified, not an answer):")
+    assert lines[start + 1] == "  1. vite/config/server.md:12 [Server > server.port]"
+    assert lines[start + 2] == "     Specify server port."
+    assert lines[start + 3] == f"     not used: relevance: answer_check 0.09 below 0.1 ({reason})"
+    answer.clauses = Answer.from_dict(_answered()).clauses
+    assert "closest passages" not in render_answer(answer.to_dict()), "never beside a verified clause"
+
+
+def _answered() -> dict[str, Any]:
+    source = {
+        "sentence_id": 1,
+        "document_id": 1,
+        "repository": "r",
+        "path": "a.md",
+        "heading": "",
+        "line_start": 1,
+        "line_end": 1,
+        "text": "A.",
+        "embedded": True,
+        "git_commit": None,
+    }
+    clause = {"clause": "A.", "sources": [source], "confidence": 0.9, "need": "single", "verification": {}}
+    return {"question": "q", "status": "answer", "route": "fast", "budget": "mid", "clauses": [clause]}
+
+
+def test_ask_and_search_go_through_a_running_server(
+    data_dir: Path,
+    conn: Connection,
+    tmp_path: Path,
+    clean_database: Database,
+    lexical_retriever: Retriever,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    answering = real_answering(clean_database, lexical_retriever)
+    asked: list[str] = []
+
+    def counted(question: str, budget: str, filters: Filters) -> Answer:
+        asked.append(question)
+        return answering(question, budget, filters)
+
+    digest = database_digest(clean_database.url, data_dir)
+    app = create_app(clean_database, lexical_retriever, counted, ApiSettings())
+    with served(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with recorded_server(data_dir, "0.0.0.0", port, digest) as record:
+            assert find_server(data_dir, digest) == record
+            assert find_server(data_dir, database_digest("postgresql://elsewhere/db", data_dir)) is None
+
+            def nothing_local(*_args: object, **_kwargs: object) -> None:
+                raise AssertionError("the command opened the database itself")
+
+            monkeypatch.setattr("daemon.assembly.open_process", nothing_local)
+            assert main(["ask", "What does stage 0 download?", "--json"]) == 0
+            body = json.loads(capsys.readouterr().out)
+            assert asked == ["What does stage 0 download?"]
+            assert "prebuilt beta toolchain" in body["clauses"][0]["clause"]
+            assert "read_as" not in body and "nearest" not in body and "fresh" not in body
+            assert main(["search", "stage download", "--lane", "lexical", "--json", "-k", "3"]) == 0
+            hits = json.loads(capsys.readouterr().out)["hits"]
+            assert hits and hits[0]["text"] == "Stage 0 downloads a prebuilt beta toolchain."
+            monkeypatch.undo()
+        assert not (data_dir / RECORD).exists()
+    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
+    monkeypatch.setenv("CITELINE_DATA_DIR", str(data_dir))
+    with recorded_server(data_dir, "127.0.0.1", port, digest):  # recorded, but nothing answers there now
+        assert main(["search", "stage download", "--lane", "lexical", "--json", "-k", "3"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits[0]["text"] == "Stage 0 downloads a prebuilt beta toolchain."
+
+
+def test_a_record_left_by_a_process_that_is_gone_is_ignored(tmp_path: Path) -> None:
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    pid = int(gone.stdout)
+    (tmp_path / RECORD).write_text(json.dumps({"pid": pid, "url": "http://127.0.0.1:9", "database": "d"}))
+    assert find_server(tmp_path, "d") is None
