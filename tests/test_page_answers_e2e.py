@@ -1,0 +1,196 @@
+"""The page when an answer falls short, in a real headless Chromium (Debian's, driven by Playwright): an
+`insufficient` answer shows its closest passages apart from citations and clears the previous source, the
+un-embedded banner, one history entry for a repeated question, code that keeps its lines, the freshness
+table at a desktop's and a phone's width, skipped files, the API reference at `/docs`, and no console error.
+
+Two engines answer: the API tests' one, and a strict one (a composite no clause reaches without vectors) for
+questions about the port, so that a question ends `insufficient` with candidates refused. Skipped without
+Debian's chromium or the playwright package.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.app import create_app
+from api.settings import ApiSettings
+from engine.answers import Answer
+from engine.controller import AnswerEngine, EngineConfig, answer
+from engine.search import Filters, Retriever
+from engine.verdicts import VerifyConfig
+from indexer.database import Connection, Database
+from indexer.reconcile import Repository, reconcile_repository
+from tests.api_support import ContainmentNLI, real_answering, served
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-sync",
+]
+WAIT = {"timeout": 15_000}
+
+pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no chromium at {CHROMIUM}")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+expect = sync_api.expect
+
+FILES = {
+    "config/server.md": "# Server options\n\n## server.port\n\n"
+    "Specify server port. Note if the port is already being used, Vite will try the next port.\n",
+    "guide/build.md": "# Building\n\nStage 0 downloads a prebuilt beta toolchain.\n",
+    "guide/reload.md": "# Reload\n\nTo reload the configuration, send this request:\n\n"
+    "```sh\ncurl -X POST localhost:9090/-/reload\necho reloaded\n```\n",
+}
+
+
+@pytest.fixture
+def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[str]:
+    root = tmp_path / "docs"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "logo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" * 20)  # skipped: binary
+    reconcile_repository(conn, Repository("docs", root))
+    retriever = Retriever(clean_database, None, max_connections=4)
+    lenient = real_answering(clean_database, retriever)
+    strict = AnswerEngine(
+        clean_database,
+        retriever,
+        None,
+        entailment=ContainmentNLI(),
+        config=EngineConfig(verify=VerifyConfig(threshold=0.95)),
+        pool=retriever.pool,
+    )
+
+    def answering(question: str, budget: str, filters: Filters) -> Answer:
+        engine = partial(answer, engine=strict) if "port" in question else lenient
+        return engine(question, budget, filters)
+
+    with served(create_app(clean_database, retriever, answering, ApiSettings())) as base:
+        yield base
+    retriever.close()
+
+
+@pytest.fixture
+def page(url: str) -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        opened = browser.new_page(viewport={"width": 1400, "height": 900})
+        problems: list[str] = []
+        opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        opened.on("pageerror", lambda e: problems.append(str(e)))
+        opened.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        opened.goto(url + "/")
+        yield opened
+        assert problems == [], "the page logged errors"
+        browser.close()
+
+
+def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_source(page: Any) -> None:
+    page.fill("#question", "What does stage 0 download?")
+    page.click("#ask")
+    clause = page.locator("#clauses li").first
+    expect(clause).to_contain_text("Stage 0 downloads a prebuilt beta toolchain.", **WAIT)
+    expect(page.locator("#nearest")).to_be_hidden()
+    clause.locator(".source-link").first.click()
+    expect(page.locator("#source-context p.hit")).to_have_text("Stage 0 downloads a prebuilt beta toolchain.")
+
+    page.fill("#question", "How do I change the port of the server?")
+    page.click("#ask")
+    expect(page.locator("#answer-meta")).to_contain_text("insufficient", **WAIT)
+    expect(page.locator("#source")).to_be_hidden()  # the old citation is not this answer's
+    expect(page.locator("#clauses li")).to_have_count(0)
+    expect(page.locator("#nearest-title")).to_have_text("Closest passages (not verified)")
+    near = page.locator("#nearest-list li")
+    expect(near.first).to_be_visible()
+    expect(page.locator("#nearest-list")).to_contain_text("Specify server port.")
+    expect(near.first.locator(".near-why")).to_contain_text("Not used: ")
+    expect(page.locator("#nearest-list .near-why").filter(has_text="composite").first).to_be_visible()
+    expect(page.locator("#rounds-list ul.rejected li").first).to_contain_text("composite")
+
+    near.first.locator(".source-link").click()  # a near passage opens in context, as a citation does
+    expect(page.locator("#source-context p.hit")).to_be_visible()
+
+
+def test_the_banner_says_sentences_are_not_yet_searchable_by_meaning(page: Any) -> None:
+    page.fill("#question", "What does stage 0 download?")
+    page.click("#ask")
+    banner = page.locator("#answer-warnings")
+    expect(banner).to_be_visible(**WAIT)
+    expect(banner).to_contain_text("sentences are not yet searchable by meaning")
+    expect(banner).to_contain_text("citeline embed --drain")
+
+
+def test_a_repeated_question_is_one_history_entry_with_its_count(page: Any) -> None:
+    stored = page.locator("#history-list li.stored")
+    for times in (1, 2):
+        page.fill("#question", "How do I change the port of the server?")
+        page.click("#ask")
+        expect(stored.first).to_have_attribute("data-times", str(times), **WAIT)
+    expect(stored).to_have_count(1)
+    expect(stored.first.locator(".badge.status")).to_have_text("insufficient")
+    expect(stored.first.locator(".badge.freshness")).to_have_count(0)  # it cites nothing to be fresh
+    page.fill("#question", "What does stage 0 download?")
+    page.click("#ask")
+    expect(stored).to_have_count(2, **WAIT)
+    expect(stored.first.locator(".badge.status")).to_have_text("answered")
+
+
+def test_a_code_block_keeps_its_lines(page: Any) -> None:
+    page.fill("#search", "reload request")
+    code = page.locator("#search-results li.hit .sentence").filter(has_text="curl")
+    expect(code.first).to_be_visible(**WAIT)
+    assert "curl -X POST localhost:9090/-/reload\necho reloaded" in code.first.inner_text()
+
+
+@pytest.mark.parametrize("width", [1400, 375])
+def test_the_freshness_table_fits_and_lists_skipped_files(page: Any, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    expect(page.locator("#freshness-rows tr").first).to_be_visible(**WAIT)
+    fits = page.evaluate(
+        "(() => { const box = document.querySelector('#freshness .scroll');"
+        " return box.scrollWidth <= box.clientWidth + 1; })()"
+    )
+    assert fits, f"the freshness table overflows at {width} px"
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    expect(page.locator("#skipped")).to_be_visible()
+    page.locator("#skipped-summary").click()
+    expect(page.locator("#skipped-list li")).to_contain_text("docs/logo.md: binary")
+
+
+def test_the_api_reference_is_served_locally_at_docs(page: Any, url: str) -> None:
+    page.goto(url + "/docs")
+    expect(page.locator("#operations")).to_contain_text("POST /v1/answers", **WAIT)
+    expect(page.locator("#operations")).to_contain_text("GET /v1/search")
+    expect(page.locator("#schemas")).to_contain_text("AnswerOut")
+
+
+AXE = importlib.util.find_spec("axe_playwright_python")
+
+
+@pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
+def test_an_insufficient_answer_with_its_banner_has_no_serious_accessibility_violations(page: Any) -> None:
+    page.fill("#question", "How do I change the port of the server?")
+    page.click("#ask")
+    expect(page.locator("#nearest-list li").first).to_be_visible(**WAIT)
+    expect(page.locator("#answer-warnings")).to_be_visible()
+    page.locator("#rounds-summary").click()
+    page.locator("#skipped-summary").click()
+    assert AXE is not None and AXE.submodule_search_locations
+    page.add_script_tag(path=str(Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
