@@ -1,5 +1,6 @@
-"""citeline's own manual, indexed as a user's docs are: README.md and docs/ of this checkout, through the real
-indexer, asked about citeline itself.
+"""citeline's own manual, indexed as a user's docs are: README.md and docs/ of this checkout, copied as they
+are into a folder of their own (a walk of the checkout would race whatever else writes in it) and indexed by
+the real indexer, then asked about citeline itself.
 
 Each question names a statement the manual makes and a word or figure that statement must carry, so the test
 fails when the docs lose the statement (or stop being found by the question a user would ask). The lexical
@@ -8,6 +9,7 @@ lane answers: it needs no model, and the manual's sentences are searchable as so
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,20 +18,21 @@ import pytest
 from engine.search import Hit, Retriever, SearchMode
 from indexer.database import Database
 from indexer.reconcile import Repository, reconcile_repository
-from indexer.sources import FileFilter
 
 ROOT = Path(__file__).resolve().parents[1]
-MANUAL = FileFilter(include=("/README.md", "/docs/**/*.md"))
 
 
 @pytest.fixture(scope="module")
-def manual(database: Database) -> Iterator[Retriever]:
+def manual(database: Database, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
     """The manual indexed once for the module, on an emptied database; a lexical-lane retriever over it."""
+    copy = tmp_path_factory.mktemp("manual") / "citeline"
+    shutil.copytree(ROOT / "docs", copy / "docs")
+    shutil.copy2(ROOT / "README.md", copy / "README.md")
     with database.connect() as conn:
         conn.execute("TRUNCATE repositories, answers, lexical_terms RESTART IDENTITY CASCADE")
         conn.execute("UPDATE lexical_stats SET sentence_count = 0, token_total = 0")
         conn.commit()
-        reconcile_repository(conn, Repository("citeline", ROOT, MANUAL))
+        reconcile_repository(conn, Repository("citeline", copy))
     retriever = Retriever(database, None, max_connections=2)
     yield retriever
     retriever.close()
@@ -42,7 +45,7 @@ def _search(retriever: Retriever, question: str, k: int = 5) -> list[Hit]:
 def test_the_manual_is_indexed_whole(manual: Retriever, database: Database) -> None:
     with database.connect() as conn:
         paths = {row[0] for row in conn.execute("SELECT path FROM documents").fetchall()}
-    expected = {"README.md"} | {str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")}
+    expected = {"README.md"} | {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")}
     assert paths == expected
     for page in ("configuration", "answers", "search", "models", "performance", "operations", "changelog"):
         assert f"docs/{page}.md" in paths
