@@ -1,10 +1,10 @@
 """RFC 9457 problem details for every error the API returns.
 
 Client mistakes keep their 4xx status with Litestar's message (and the field errors of a validation
-failure), except that a query text the input contract covers (`engine.inputs`) gets the contract's message,
-the one the CLI prints; an unreachable database is a 503 that says so; anything else is a 500 whose body names no
-internals (the traceback goes to the log). psycopg's DataError comes from values PostgreSQL cannot take,
-so it is the caller's input and answers 400.
+failure), except that a query text the input contract covers (`engine.inputs`) gets the contract's
+message, the one the CLI prints; an unreachable database is a 503 that says so; anything else is a 500
+whose body names no internals (the traceback goes to the log). psycopg's DataError comes from values
+PostgreSQL cannot take, so it is the caller's input and answers 400.
 """
 
 from __future__ import annotations

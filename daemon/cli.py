@@ -21,7 +21,7 @@ from daemon.answering import planner_status, render_planner_status
 from daemon.assembly import embed_child_torch_threads, load_embedder, open_process
 from daemon.config import Config, ConfigError
 from daemon.embedding import drain_backlog
-from daemon.instance import ServerRecord, database_digest, recorded_server
+from daemon.instance import ServerRecord, database_digest, recorded_server, sigterm_unwinds
 from daemon.logs import configure_logging, quiet_model_loading
 from daemon.lookups import run_lookup
 from daemon.progress import drain_summary
@@ -260,7 +260,7 @@ def _cmd_embed(args: argparse.Namespace, config: Config, database: Database) -> 
 def _cmd_api(args: argparse.Namespace, config: Config, database: Database) -> int:
     from daemon.serving import serve_api  # only the commands that serve it import the API
 
-    with _recorded(args, config):
+    with _recorded(args, config), sigterm_unwinds():
         return serve_api(config, database, args.host, args.port)
 
 

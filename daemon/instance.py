@@ -12,13 +12,14 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RECORD", "ServerRecord", "database_digest", "find_server", "recorded_server"]
+__all__ = ["RECORD", "ServerRecord", "database_digest", "find_server", "recorded_server", "sigterm_unwinds"]
 
 RECORD = "server.json"
 """The file name of the record, in the data dir."""
@@ -64,6 +65,21 @@ def recorded_server(data_dir: Path, host: str, port: int, database: str) -> Iter
         with contextlib.suppress(OSError, ValueError):
             if _read(path) == record:
                 path.unlink()
+
+
+@contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises `SystemExit` (status 143) in the block, so its `finally` clauses run (the record is
+    removed): uvicorn, having drained on SIGTERM, raises it again with the handler it found."""
+
+    def unwind(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _read(path: Path) -> ServerRecord | None:

@@ -54,7 +54,7 @@ def closest(
             found[hit.sentence_id] = NearPassage(hit, "no clause was drawn from it")
             continue
         rating = _rating(pool, question, hit.sentence_id)
-        reason = f"no clause was drawn from it (relevance {rating:.2f}, floor {floor})"
+        reason = "no clause was drawn from it"
         found[hit.sentence_id] = NearPassage(hit, reason, None, "relevance", rating, floor)
     rated = [
         NearPassage(

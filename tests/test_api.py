@@ -330,7 +330,8 @@ def test_an_insufficient_answer_carries_its_closest_passages_and_its_warnings(
         nearest = body["nearest"]
         assert nearest and "Stage 0 downloads a prebuilt beta toolchain." in [n["text"] for n in nearest]
         for near in nearest:
-            assert set(near) >= {"path", "line_start", "heading", "text", "stage", "score", "threshold", "link"}
+            assert set(near) >= {"path", "line_start", "heading", "text", "stage", "score", "threshold"}
+            assert "link" in near
             assert near["link"] is None  # no forge known for these repositories: never a guessed one
         refused = [n for n in nearest if n["stage"] == "composite"]
         assert refused and all(n["score"] < n["threshold"] for n in refused)

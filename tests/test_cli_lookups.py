@@ -172,3 +172,18 @@ def test_a_record_left_by_a_process_that_is_gone_is_ignored(tmp_path: Path) -> N
     pid = int(gone.stdout)
     (tmp_path / RECORD).write_text(json.dumps({"pid": pid, "url": "http://127.0.0.1:9", "database": "d"}))
     assert find_server(tmp_path, "d") is None
+
+
+def test_a_server_stopped_by_sigterm_removes_its_record(tmp_path: Path) -> None:
+    script = (
+        "import os, signal, sys, time\n"
+        "from pathlib import Path\n"
+        "from daemon.instance import recorded_server, sigterm_unwinds\n"
+        "with recorded_server(Path(sys.argv[1]), '127.0.0.1', 9, 'd'), sigterm_unwinds():\n"
+        "    assert (Path(sys.argv[1]) / 'server.json').exists()\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    time.sleep(10)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, timeout=60)
+    assert done.returncode == 143, done.stderr
+    assert not (tmp_path / RECORD).exists()
