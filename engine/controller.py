@@ -240,8 +240,8 @@ class AnswerEngine:
             result.nearest = []
         else:
             result.reason = "no clause could be verified against the indexed sources"
-            floor = config.verify.min_relevance if self._relevance is not None else None
-            result.nearest = closest(result.nearest, pool, asked, floor)
+            floor = config.verify.min_relevance
+            result.nearest = closest(result.nearest, pool, asked, first, self._relevance, floor)
         return result
 
 

@@ -1,8 +1,13 @@
 """The passages closest to answering a question no clause could be verified for (`Answer.nearest`).
 
 The rounds record every refused clause's closest source with the stage and score that refused it; when the
-answer ends with no clause, those and every other sentence the rounds held for the question are ranked by
-how well the relevance model reads them as answering it, and the best few are kept. A held sentence the
+answer ends with no clause, the question's own first retrieval (of which a round holds only the head) comes
+first, ranked by how well the relevance model reads each sentence as answering it (those not rated yet are
+rated now, one batch), then whatever else the rounds held or refused, ranked the same way; the first few are
+kept. The first retrieval leads because later rounds search subqueries that reach further from the question:
+their sentences rate as high, but the passage that answers, when search found it, is among the question's
+own hits (on the Prometheus dev set, its top 10 ranked by rating hold it in their first 5 in 36 of 37
+questions whose top 10 hold it). A held sentence the
 planner drew no clause from says so, with its rating against the relevance floor. Headings and questions
 state nothing and are left out. The list is never an answer: the controller sets it only on an answer with
 no verified clause.
@@ -12,8 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engine.crossencoders import RelevanceModel
 from engine.evidence import EvidencePool
 from engine.passages import NearPassage
+from engine.search import Hit
 from engine.verdicts import Verdict
 
 __all__ = ["NEAREST", "closest", "refused_passage"]
@@ -35,22 +42,29 @@ def closest(
     refused: Sequence[NearPassage],
     pool: EvidencePool,
     question: str,
-    floor: float | None,
+    retrieved: Sequence[Hit] = (),
+    relevance: RelevanceModel | None = None,
+    floor: float | None = None,
     limit: int = NEAREST,
 ) -> list[NearPassage]:
-    """The `limit` passages best rated for `question` among the refused ones and the rest of the pool.
+    """The `limit` passages best rated for `question` among the refused ones, the rest of the pool and
+    `retrieved` (the question's first retrieval).
 
-    `floor` is the relevance floor a rated sentence is measured against (None: no relevance model rated
-    the pool, and passages keep the order the rounds retrieved them in). A sentence refused more than once
+    With `relevance`, sentences not rated yet are rated, and `floor` is the relevance floor each is measured
+    against; without it, passages keep the order they were retrieved in. A sentence refused more than once
     keeps its first refusal."""
-    order = {sentence_id: index for index, sentence_id in enumerate(pool.hits)}
+    candidates = {h.sentence_id: h for h in (*pool.hits.values(), *retrieved)}
+    order = {sentence_id: index for index, sentence_id in enumerate(candidates)}
+    stating = [h for h in candidates.values() if h.kind != "heading" and not pool.states_nothing(h)]
+    if relevance is not None:
+        pool.rate(question, relevance, stating)
     found: dict[int, NearPassage] = {}
     for passage in refused:
         found.setdefault(passage.hit.sentence_id, passage)
-    for hit in pool.hits.values():
-        if hit.sentence_id in found or pool.states_nothing(hit):
+    for hit in stating:
+        if hit.sentence_id in found:
             continue
-        if floor is None:
+        if relevance is None or floor is None:
             found[hit.sentence_id] = NearPassage(hit, "no clause was drawn from it")
             continue
         rating = _rating(pool, question, hit.sentence_id)
@@ -68,7 +82,15 @@ def closest(
         )
         for p in found.values()
     ]
-    rated.sort(key=lambda p: (-p.rating, p.stage is None, order.get(p.hit.sentence_id, len(order))))
+    own = {h.sentence_id for h in retrieved}
+    rated.sort(
+        key=lambda p: (
+            p.hit.sentence_id not in own,
+            -p.rating,
+            p.stage is None,
+            order.get(p.hit.sentence_id, len(order)),
+        )
+    )
     return rated[:limit]
 
 

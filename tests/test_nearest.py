@@ -120,3 +120,29 @@ def test_files_changed_on_disk_since_indexed_are_counted_when_no_watcher_runs(
     (repo_dir / "other.md").unlink()
     reconcile_repository(conn, repo)
     assert changed_on_disk(conn) == 0
+
+
+def test_the_question_s_own_retrieval_leads_the_nearest_even_beyond_what_a_round_holds(
+    conn: Connection, repo_dir: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    (repo_dir / "ports.md").write_text(
+        "# Ports\n\n"
+        + "".join(f"The server port {n} is one choice among the ports listed here.\n\n" for n in range(8))
+    )
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    config = EngineConfig(verify=VerifyConfig(threshold=0.95), store=False, hits_per_subquery=2)
+    engine = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        config=config,
+        pool=lexical_retriever.pool,
+    )
+    question = "Which server port should I choose?"
+    first = [h.sentence_id for h in lexical_retriever.search(question, 10) if h.kind != "heading"]
+    result = engine.answer(question)
+    assert result.status.value == "insufficient"
+    shown = [n.hit.sentence_id for n in result.nearest]
+    assert len(shown) == 5 > config.hits_per_subquery
+    assert shown == first[:5], "the first retrieval, in its order when no model rates it"
