@@ -85,3 +85,37 @@ def dense_recall(
                 for name in (f"{q.worded}/{q.kind}@{k}", f"{q.worded}@{k}"):
                     hits.setdefault(name, []).append(any(found[:k]))
     return {name: round(sum(v) / len(v), 3) for name, v in sorted(hits.items())}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m training.embedder_eval DOCS_FAQ --model LABEL=SPEC[@RUNTIME] ... [--roles tune]
+    [--skip-repos A,B]``: dense recall of each embedder (a spec as ``[models] embedder`` takes it; ``base``
+    for the bundled all-MiniLM-L6-v2), printed as one JSON line per model."""
+    import argparse
+    import json
+    import time
+
+    from indexer.embedder import EmbedderRuntime, load_embedding_model
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--model", action="append", default=[])
+    parser.add_argument("--roles", default="tune")
+    parser.add_argument("--skip-repos", default="")
+    args = parser.parse_args(argv)
+    questions, units = load_questions(args.data, tuple(args.roles.split(",")))
+    for name in filter(None, args.skip_repos.split(",")):
+        units.pop(name, None)
+    print(json.dumps({"questions": len(questions), "units": {k: len(v.texts) for k, v in units.items()}}))
+    for spec in args.model:
+        label, _, rest = spec.partition("=")
+        name, _, runtime = rest.partition("@")
+        model = load_embedding_model(name, EmbedderRuntime(runtime or "torch"))
+        started = time.monotonic()
+        figures = dense_recall(model.encode, questions, units)
+        seconds = round(time.monotonic() - started)
+        print(json.dumps({"model": label, **figures, "seconds": seconds}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -2,6 +2,7 @@
 
     python -m training.train_embedder DOCS_FAQ --out DIR [--nq FILE] [--general N] [--overflow N]
         [--epochs N] [--batch-size N] [--lr F] [--seed N] [--no-rewrites] [--eval-roles tune]
+        [--freeze-layers N]
 
 Data (``training.embedder_data``): the training repositories' mined questions and their kept user-worded
 rewrites, each with its positive read as the embedding queue reads it and its mined near misses as hard
@@ -12,7 +13,9 @@ positive are masked, so two wordings of one question are never each other's nega
 The model is written after every epoch to ``DIR/epoch-N`` as a sentence-transformers folder (mean pooling,
 the base model's tokenizer), with ``training.json`` holding the arguments, the data counts and the dense
 recall on the `--eval-roles` repositories (``training.embedder_eval``), measured before training and after
-each epoch. A log line per 20 steps goes to stdout.
+each epoch (`--eval-roles ""` skips it: a tune repository of 30,000 units takes many minutes on 2 cores;
+``python -m training.embedder_eval`` measures a saved model on its own). A log line per 20 steps goes to
+stdout.
 """
 
 from __future__ import annotations
@@ -135,6 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--no-rewrites", action="store_true")
     parser.add_argument("--eval-roles", default="tune")
+    parser.add_argument("--freeze-layers", type=int, default=2, help="embeddings and the lower N layers")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
@@ -143,14 +147,20 @@ def main(argv: list[str] | None = None) -> None:
         triplets += general_triplets(args.nq, args.general, args.seed)
     counts = count_by_source(triplets)
     print(json.dumps({"triplets": counts}), flush=True)
-    questions, units = load_questions(args.data, tuple(args.eval_roles.split(",")))
+    roles = tuple(r for r in args.eval_roles.split(",") if r)
+    questions, units = load_questions(args.data, roles) if roles else ([], {})
     encoder = Encoder(base_model_dir())
     record: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "data": counts, "eval": {}}
-    record["eval"]["base"] = dense_recall(encoder.encode, questions, units)
-    print(json.dumps({"eval": "base", **record["eval"]["base"]}), flush=True)
+    if roles:
+        record["eval"]["base"] = dense_recall(encoder.encode, questions, units)
+        print(json.dumps({"eval": "base", **record["eval"]["base"]}), flush=True)
     steps_per_epoch = len(batches(triplets, args.batch_size, random.Random(0)))
     total = steps_per_epoch * args.epochs
-    optimizer = torch.optim.AdamW(encoder.model.parameters(), lr=args.lr, weight_decay=0.01)
+    frozen = [encoder.model.embeddings, *encoder.model.encoder.layer[: args.freeze_layers]]
+    for module in frozen:
+        module.requires_grad_(False)
+    trained = [p for p in encoder.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trained, lr=args.lr, weight_decay=0.01)
     warmup = max(1, total // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup)))
@@ -162,11 +172,11 @@ def main(argv: list[str] | None = None) -> None:
         for batch in batches(triplets, args.batch_size, rng):
             loss = step_loss(encoder, batch, rng)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(encoder.model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimizer.step()
             schedule.step()
             optimizer.zero_grad()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             step += 1
             if step % 20 == 0:
                 mean = sum(losses[-20:]) / len(losses[-20:])
@@ -185,10 +195,11 @@ def main(argv: list[str] | None = None) -> None:
                 )
         folder = args.out / f"epoch-{epoch}"
         encoder.save(folder)
-        record["eval"][f"epoch-{epoch}"] = dense_recall(encoder.encode, questions, units)
+        if roles:
+            record["eval"][f"epoch-{epoch}"] = dense_recall(encoder.encode, questions, units)
         record["epoch_loss"] = [*record.get("epoch_loss", []), round(sum(losses) / max(1, len(losses)), 4)]
         record["seconds"] = round(time.monotonic() - started)
-        print(json.dumps({"eval": f"epoch-{epoch}", **record["eval"][f"epoch-{epoch}"]}), flush=True)
+        print(json.dumps({"epoch": epoch, **record["eval"].get(f"epoch-{epoch}", {})}), flush=True)
         (folder / "training.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     if not math.isfinite(record["epoch_loss"][-1]):
         raise SystemExit("training diverged")
