@@ -29,13 +29,13 @@ def configure_logging(level: int = logging.INFO) -> None:
     )
 
 
-QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "TQDM_DISABLE": "1"}
+QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
 """What keeps the model libraries' loading bars and advisories ("Loading weights: 0%|...") off stderr."""
 
 
 def quiet_model_loading() -> None:
     """Keep the model libraries' loading bars and advisories off stderr (`citeline --verbose` shows them),
     before any of them is imported; a variable the environment already sets is left as it is. The bars the
-    commands draw themselves on a terminal (indexing, embedding) are theirs, not tqdm's default, and stay."""
+    commands draw themselves on a terminal (indexing, embedding) stay."""
     for name, value in QUIET_ENV.items():
         os.environ.setdefault(name, value)

@@ -5,6 +5,7 @@ recorded for the same data dir and database."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from api.settings import ApiSettings
 from daemon.answering import render_answer
 from daemon.cli import main
 from daemon.instance import RECORD, database_digest, find_server, recorded_server
+from daemon.logs import QUIET_ENV, quiet_model_loading
 from engine.answers import Answer
 from engine.kinds import Budget, Route, Stage, Status
 from engine.passages import NearPassage
@@ -187,3 +189,15 @@ def test_a_server_stopped_by_sigterm_removes_its_record(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, timeout=60)
     assert done.returncode == 143, done.stderr
     assert not (tmp_path / RECORD).exists()
+
+
+def test_the_models_loading_bars_are_off_unless_asked_and_a_set_variable_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in QUIET_ENV:  # set first, so that the variables are restored after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "info")
+    quiet_model_loading()
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert os.environ["TRANSFORMERS_VERBOSITY"] == "info"
