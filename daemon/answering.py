@@ -51,14 +51,21 @@ def _where(source: dict[str, Any]) -> str:
 
 
 def refusal(near: dict[str, Any]) -> str:
-    """Why a near passage was not used: the stage, and its score against the threshold when one applies."""
-    stage = near.get("stage") or "not proposed"
-    score, threshold = near.get("score"), near.get("threshold")
+    """Why a near passage was not used: the stage (or that no clause was drawn from it), the reason, and the
+    score against its threshold where the reason does not already say them."""
+    stage, reason = near.get("stage"), near.get("reason", "")
+    score, threshold, measure = near.get("score"), near.get("threshold"), near.get("measure") or stage
+    head = stage or "not proposed"
     if score is None or threshold is None:
-        return f"{stage}: {near.get('reason', '')}"
-    measure = near.get("measure") or stage
-    compared = "at or above" if measure == "contradiction" else "below"
-    return f"{stage}: {measure} {score:.2f} {compared} {threshold:g} ({near.get('reason', '')})"
+        return f"{head}: {reason}"
+    limit = "limit" if measure == "contradiction" else "threshold"
+    if stage is None:
+        return f"{head}: {measure} {score:.2f}, {limit} {threshold:g}"
+    if f"{score:.2f}" not in reason:
+        return f"{head}: {reason} ({measure} {score:.2f}, {limit} {threshold:g})"
+    if f"{threshold:g}" in reason:
+        return f"{head}: {reason}"
+    return f"{head}: {reason}; {measure} {limit} {threshold:g}"
 
 
 def print_answer(result: dict[str, Any], *, as_json: bool) -> int:

@@ -15,7 +15,7 @@ import pytest
 
 from api.app import create_app
 from api.settings import ApiSettings
-from daemon.answering import render_answer
+from daemon.answering import refusal, render_answer
 from daemon.cli import main
 from daemon.instance import RECORD, database_digest, find_server, recorded_server
 from daemon.logs import QUIET_ENV, quiet_model_loading
@@ -98,7 +98,7 @@ def test_an_insufficient_answer_prints_its_warnings_and_closest_passages_apart()
     start = lines.index("closest passages (not verified, not an answer):")
     assert lines[start + 1] == "  1. vite/config/server.md:12 [Server > server.port]"
     assert lines[start + 2] == "     Specify server port."
-    assert lines[start + 3] == f"     not used: relevance: answer_check 0.09 below 0.1 ({reason})"
+    assert lines[start + 3] == f"     not used: relevance: {reason}; answer_check threshold 0.1"
     answer.clauses = Answer.from_dict(_answered()).clauses
     assert "closest passages" not in render_answer(answer.to_dict()), "never beside a verified clause"
 
@@ -201,3 +201,64 @@ def test_the_models_loading_bars_are_off_unless_asked_and_a_set_variable_is_left
     quiet_model_loading()
     assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
     assert os.environ["TRANSFORMERS_VERBOSITY"] == "info"
+
+
+@pytest.mark.parametrize(
+    ("near", "said"),
+    [
+        (
+            {
+                "stage": "composite",
+                "reason": "composite 0.58 below 0.95",
+                "measure": "composite",
+                "score": 0.58,
+                "threshold": 0.95,
+            },
+            "composite: composite 0.58 below 0.95",
+        ),
+        (
+            {
+                "stage": None,
+                "reason": "no clause was drawn from it",
+                "measure": "relevance",
+                "score": 0.183,
+                "threshold": 0.35,
+            },
+            "not proposed: relevance 0.18, threshold 0.35",
+        ),
+        (
+            {
+                "stage": "entailment",
+                "reason": "no candidate source entails it",
+                "measure": "entailment",
+                "score": 0.12,
+                "threshold": 0.5,
+            },
+            "entailment: no candidate source entails it (entailment 0.12, threshold 0.5)",
+        ),
+        (
+            {
+                "stage": "contradiction",
+                "reason": "contradicted (0.91)",
+                "measure": "contradiction",
+                "score": 0.91,
+                "threshold": 0.85,
+            },
+            "contradiction: contradicted (0.91); contradiction limit 0.85",
+        ),
+        (
+            {
+                "stage": "entailment",
+                "reason": "fewer than two sources are needed for it",
+                "measure": None,
+                "score": None,
+                "threshold": None,
+            },
+            "entailment: fewer than two sources are needed for it",
+        ),
+    ],
+)
+def test_why_a_near_passage_was_not_used_names_its_score_against_the_threshold_once(
+    near: dict[str, Any], said: str
+) -> None:
+    assert refusal(near) == said

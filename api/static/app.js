@@ -61,15 +61,22 @@
     banner.hidden = !warnings.length;
   }
 
-  // Why a near passage was not used: the stage, and its score against the threshold when one applies.
+  // Why a near passage was not used: the stage (or that no clause was drawn from it), the reason, and the
+  // score against its threshold where the reason does not already say them (as `citeline ask` prints it).
   function refusal(near) {
-    const stage = near.stage || "not proposed";
-    if (near.score === null || near.score === undefined || near.threshold === null || near.threshold === undefined) {
-      return `${stage}: ${near.reason}`;
+    const head = near.stage || "not proposed";
+    const reason = near.reason || "";
+    const { score, threshold } = near;
+    if (score === null || score === undefined || threshold === null || threshold === undefined) {
+      return `${head}: ${reason}`;
     }
-    const measure = near.measure || stage;
-    const compared = measure === "contradiction" ? "at or above" : "below";
-    return `${stage}: ${measure} ${near.score.toFixed(2)} ${compared} ${near.threshold} (${near.reason})`;
+    const measure = near.measure || near.stage;
+    const limit = measure === "contradiction" ? "limit" : "threshold";
+    const shown = score.toFixed(2);
+    if (!near.stage) return `${head}: ${measure} ${shown}, ${limit} ${threshold}`;
+    if (!reason.includes(shown)) return `${head}: ${reason} (${measure} ${shown}, ${limit} ${threshold})`;
+    if (reason.includes(String(threshold))) return `${head}: ${reason}`;
+    return `${head}: ${reason}; ${measure} ${limit} ${threshold}`;
   }
 
   function sourceLink(source, text) {
