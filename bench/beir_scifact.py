@@ -94,6 +94,11 @@ def main() -> None:
         " not comparable with the full corpus's)",
     )
     parser.add_argument("--mix", action="store_true", help="also score own + previous vectors (needs :never)")
+    parser.add_argument(
+        "--embedder",
+        default="",
+        help="an embedder spec, as [models] embedder (empty: shipped)",
+    )
     args = parser.parse_args()
     data = args.qrels.parent.parent
     relevant = _qrels(args.qrels)
@@ -135,7 +140,7 @@ def main() -> None:
         variants = [v.split(":") for v in args.variants.split(",")]
         models: dict[str, EmbeddingModel] = {}
         for index, (runtime, previous) in enumerate(variants):
-            model = models.get(runtime) or load_embedding_model("", EmbedderRuntime(runtime))
+            model = models.get(runtime) or load_embedding_model(args.embedder, EmbedderRuntime(runtime))
             models[runtime] = model
             options = QueueOptions(context=ContextOptions(previous=PreviousSentence(previous)))
             with database.connect() as conn:

@@ -241,6 +241,11 @@ def main() -> None:
         help="when the previous sentence is embedded with a sentence (with --workdir, a change re-embeds"
         " only the sentences whose embedded text changes)",
     )
+    parser.add_argument(
+        "--embedder",
+        default="",
+        help="an embedder spec, as [models] embedder (empty: shipped)",
+    )
     args = parser.parse_args()
     planners = planners_for(parser, args)
     questions = json.loads(args.data.read_text())[args.offset :]
@@ -250,7 +255,7 @@ def main() -> None:
         corpus.mkdir(parents=True, exist_ok=True)
         titles = write_corpus(questions, corpus)
         database = open_database(None, tmp / "db")
-        embedder = load_embedding_model()
+        embedder = load_embedding_model(args.embedder)
         with database.connect() as conn:
             started = time.perf_counter()
             report = reconcile_repository(conn, Repository("hotpotqa", corpus))

@@ -21,7 +21,7 @@ from typing import Any
 
 from engine.crossencoders import CrossEncoderPrecision
 from engine.search import RetrievalConfig
-from indexer.embedder import EmbedderRuntime
+from indexer.embedder import EmbedderRuntime, runs_on_onnx
 from indexer.embedding_context import PreviousSentence
 from indexer.embedding_queue import QueueOptions
 from indexer.forge import LinkTemplateError, check_template
@@ -83,8 +83,9 @@ class ModelsConfig:
 
     embedder: str = ""
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
-    """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for the shipped embedder and torch
-    for a named one; `torch-bf16`, `onnx-int8` or `torch` to force."""
+    """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for the shipped embedder (or the base
+    all-MiniLM-L6-v2, `embedder = "all-MiniLM-L6-v2"`) and torch for another; `torch-bf16`, `onnx-int8` or
+    `torch` to force."""
     reranker: str = ""
     entailment: str = ""
     answer_check: str = ""
@@ -99,10 +100,11 @@ class ModelsConfig:
     and torch's default elsewhere (`serving_torch_threads`)."""
 
     def __post_init__(self) -> None:
-        if self.embedder and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
+        if not runs_on_onnx(self.embedder) and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
             raise ConfigError(
-                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder, not {self.embedder!r};'
-                ' leave models.embedder empty or set embedder_runtime = "torch" (or "auto")'
+                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder (and the base'
+                f" all-MiniLM-L6-v2), not {self.embedder!r}; leave models.embedder empty or set"
+                ' embedder_runtime = "torch" (or "auto")'
             )
 
 

@@ -47,12 +47,19 @@ class OnnxInt8Model:
 
     dimension = 384
 
-    def __init__(self, session: Any, tokenizer: Any, *, batch_tokens: int = ONNX_BATCH_TOKENS) -> None:
+    def __init__(
+        self,
+        session: Any,
+        tokenizer: Any,
+        *,
+        batch_tokens: int = ONNX_BATCH_TOKENS,
+        name: str = ONNX_INT8_MODEL_NAME,
+    ) -> None:
         self._session = session
         self._tokenizer = tokenizer
         self._clipper = untruncated_tokenizer(tokenizer)
         self._batch_tokens = batch_tokens
-        self.name = ONNX_INT8_MODEL_NAME
+        self.name = name
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Tokens each text becomes, special tokens included, after truncation."""
@@ -116,12 +123,14 @@ def load_onnx_int8(
     threads: int = 0,
     optimization: str = "all",
     model_file: Path | None = None,
+    name: str = ONNX_INT8_MODEL_NAME,
 ) -> OnnxInt8Model:
     """Load the packaged int8 model offline; `threads` 0 lets onnxruntime use every core, `optimization` is
     onnxruntime's graph optimization level (`disable`, `basic`, `extended` or `all`).
 
-    `model_file` replaces the packaged model with another export of it (the profile bench's variants), read
-    with the same tokenizer and pooling, and not checked against the package's sha256.
+    `model_file` replaces the packaged model with another export of it or of a fine-tune of it (the shipped
+    docs embedder, the profile bench's variants), read with the same tokenizer and pooling, recorded as
+    `name`, and not checked against the package's sha256.
     Raises OSError when a package is missing or the packaged model file is not the one its package pins.
     """
     if optimization not in _OPTIMIZATION:
@@ -146,4 +155,4 @@ def load_onnx_int8(
     options.inter_op_num_threads = 1
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _OPTIMIZATION[optimization])
     session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-    return OnnxInt8Model(session, tokenizer, batch_tokens=batch_tokens)
+    return OnnxInt8Model(session, tokenizer, batch_tokens=batch_tokens, name=name)

@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from indexer.embedder import (
+    BASE_MODEL_NAME,
     DEFAULT_MODEL_NAME,
+    SHIPPED_ONNX_NAME,
     EmbedderRuntime,
     EmbeddingModel,
     TokenAware,
@@ -96,7 +98,7 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     int8 = load_embedding_model("", EmbedderRuntime.ONNX_INT8)
-    assert int8.name == ONNX_INT8_MODEL_NAME and int8.dimension == 384
+    assert int8.name == SHIPPED_ONNX_NAME and int8.dimension == 384
     torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
     a, b = int8.encode(_FIXED), torch.encode(_FIXED)
     assert a.shape == (len(_FIXED), 384) and a.dtype == np.float32
@@ -104,6 +106,25 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
     cosines = np.sum(a * b, axis=1)
     assert cosines.min() >= 0.99, cosines
     assert int8.encode([]).shape == (0, 384)
+
+
+def test_the_base_model_loads_offline_by_name_on_torch_and_int8(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    torch = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
+    assert torch.name == BASE_MODEL_NAME and os.environ["HF_HUB_OFFLINE"] == "1"
+    int8 = load_embedding_model(BASE_MODEL_NAME, EmbedderRuntime.ONNX_INT8)
+    assert int8.name == ONNX_INT8_MODEL_NAME
+    cosines = np.sum(int8.encode(_FIXED) * torch.encode(_FIXED), axis=1)
+    assert cosines.min() >= 0.99, cosines
+
+
+def test_the_shipped_embedder_is_a_model_of_its_own_not_the_base_one() -> None:
+    """A new version must be recorded under a new name, or an index would mix two models' vectors."""
+    shipped = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    base = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
+    assert shipped.name != base.name
+    cosines = np.sum(shipped.encode(_FIXED) * base.encode(_FIXED), axis=1)
+    assert cosines.min() < 0.999, cosines
 
 
 def test_length_sorted_batches_keep_each_vector_with_its_sentence() -> None:
@@ -180,7 +201,7 @@ def test_native_bf16_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
     ("native", "spec", "expected"),
     [
         (True, "", f"{DEFAULT_MODEL_NAME} (torch-bf16)"),
-        (False, "", ONNX_INT8_MODEL_NAME),
+        (False, "", SHIPPED_ONNX_NAME),
         (True, "tiny", " (torch-bf16)"),
         (False, "tiny", ""),
     ],

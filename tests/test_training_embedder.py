@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from indexer.embedding_context import ContextOptions, contextual_text
-from training.docs_split import HELD_OUT
-from training.embedder_data import docs_triplets, kept_rewrites
+from training.docs_split import HELD_OUT, TUNE, role
+from training.embedder_data import REWRITES, docs_triplets, kept_rewrites, read_rewrites, write_rewrites
 from training.embedder_eval import dense_recall, load_questions
 from training.train_embedder import batches
 
@@ -41,7 +42,7 @@ def _gz(path: Path, rows: list[dict[str, object]]) -> None:
 
 
 def _data(tmp_path: Path, repo: str = "someone/tool") -> Path:
-    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus").mkdir(parents=True)
     _gz(tmp_path / "corpus" / (repo.replace("/", "__") + ".jsonl.gz"), [{"path": "cache.md", "text": PAGE}])
     row = {
         "repo": repo,
@@ -136,3 +137,25 @@ def test_dense_recall_counts_a_question_whose_answer_ranks_in_the_top_k(tmp_path
         )
 
     assert dense_recall(answer_last, questions, units, ks=(1,))["rewrite@1"] == 0.0
+
+
+DOCS_FAQ = Path(__file__).resolve().parents[2] / "shared" / "traindata" / "docs_faq"
+
+
+@pytest.mark.skipif(not DOCS_FAQ.exists(), reason="../shared/traindata/docs_faq is not beside the checkout")
+def test_the_committed_rewrites_are_the_training_repositories_kept_ones_and_nothing_held_out() -> None:
+    committed = read_rewrites(REWRITES)
+    derived = {k: v for k, v in kept_rewrites(DOCS_FAQ).items() if role(k[0]) == "train" and v}
+    assert committed == derived
+    assert not {repo for repo, _, _ in committed} & (set(HELD_OUT) | set(TUNE))
+
+
+def test_written_rewrites_read_back_the_same(tmp_path: Path) -> None:
+    data = _data(tmp_path / "d")
+    out = tmp_path / "rewrites.jsonl.gz"
+    assert write_rewrites(data, out) == 1
+    assert read_rewrites(out) == kept_rewrites(data)
+    assert [t.query for t in docs_triplets(data, rewrites_file=out)] == [
+        "How do I clear the cache?",
+        "how can I wipe stored build results?",
+    ]

@@ -31,15 +31,22 @@ from training.docs_mix import _CITABLE, DocsPage, RepoIndex, read_corpus
 from training.docs_split import role
 
 __all__ = [
+    "REWRITES",
     "Triplet",
     "docs_triplets",
     "embedded_text",
     "general_triplets",
     "kept_rewrites",
     "page_units",
+    "read_rewrites",
+    "write_rewrites",
 ]
 
 _OPTIONS = ContextOptions()
+
+REWRITES = Path(__file__).resolve().parent / "data" / "docs_rewrites.jsonl.gz"
+"""The training repositories' kept rewrites, committed (`write_rewrites`): the shipped embedder was trained on
+exactly these, so a run is reproduced without the model that wrote them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,24 @@ def kept_rewrites(data: Path) -> dict[tuple[str, str, str], list[str]]:
     return out
 
 
+def write_rewrites(data: Path, out: Path = REWRITES, roles: tuple[str, ...] = ("train",)) -> int:
+    """Write the kept rewrites of the repositories in `roles` to `out` (gzipped JSON lines); returns rows."""
+    import gzip
+    import json
+
+    rows = [(k, v) for k, v in sorted(kept_rewrites(data).items()) if role(k[0]) in roles and v]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(out, "wt", encoding="utf-8") as fh:
+        for (repo, kind, question), texts in rows:
+            fh.write(json.dumps({"repo": repo, "kind": kind, "question": question, "rewrites": texts}) + "\n")
+    return len(rows)
+
+
+def read_rewrites(file: Path) -> dict[tuple[str, str, str], list[str]]:
+    """What `write_rewrites` wrote."""
+    return {(r["repo"], r["kind"], r["question"]): list(r["rewrites"]) for r in read_jsonl(file)}
+
+
 def _in_section(unit: TextUnit, section: tuple[str, ...]) -> bool:
     return unit.heading_path[: len(section)] == section
 
@@ -112,16 +137,21 @@ def docs_triplets(
     overflow: int = 0,
     rewrites: bool = True,
     seed: int = 0,
+    rewrites_file: Path | None = None,
 ) -> list[Triplet]:
     """Triplets from `pairs.jsonl.gz` (and up to `overflow` rows of `heading_overflow.jsonl.gz`) for the
-    repositories whose role is in `roles`; a row whose positive is not found on its page gives none."""
+    repositories whose role is in `roles`; a row whose positive is not found on its page gives none. The
+    rewrites come from `rewrites_file` (`write_rewrites`'s format) when given, else from `data`."""
     rng = random.Random(seed)
     rows = [r for r in read_jsonl(data / "pairs.jsonl.gz") if role(str(r["repo"])) in roles]
     if overflow:
         extra = [r for r in read_jsonl(data / "heading_overflow.jsonl.gz") if role(str(r["repo"])) in roles]
         rng.shuffle(extra)
         rows += extra[:overflow]
-    worded = kept_rewrites(data) if rewrites else {}
+    if not rewrites:
+        worded: dict[tuple[str, str, str], list[str]] = {}
+    else:
+        worded = read_rewrites(rewrites_file) if rewrites_file is not None else kept_rewrites(data)
     by_repo: dict[str, list[dict[str, object]]] = {}
     for row in rows:
         by_repo.setdefault(str(row["repo"]), []).append(row)

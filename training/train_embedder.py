@@ -2,7 +2,7 @@
 
     python -m training.train_embedder DOCS_FAQ --out DIR [--nq FILE] [--general N] [--overflow N]
         [--epochs N] [--batch-size N] [--lr F] [--seed N] [--no-rewrites] [--eval-roles tune]
-        [--freeze-layers N]
+        [--freeze-layers N] [--rewrites FILE]
 
 Data (``training.embedder_data``): the training repositories' mined questions and their kept user-worded
 rewrites, each with its positive read as the embedding queue reads it and its mined near misses as hard
@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from training.embedder_data import Triplet, count_by_source, docs_triplets, general_triplets
+from training.embedder_data import REWRITES, Triplet, count_by_source, docs_triplets, general_triplets
 from training.embedder_eval import dense_recall, load_questions
 
 QUERY_TOKENS = 64
@@ -137,12 +137,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lr", type=float, default=2e-5)
     parser.add_argument("--seed", type=int, default=25)
     parser.add_argument("--no-rewrites", action="store_true")
+    parser.add_argument(
+        "--rewrites", type=Path, default=REWRITES, help="the committed kept rewrites (training/data)"
+    )
     parser.add_argument("--eval-roles", default="tune")
     parser.add_argument("--freeze-layers", type=int, default=2, help="embeddings and the lower N layers")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
-    triplets = docs_triplets(args.data, overflow=args.overflow, rewrites=not args.no_rewrites, seed=args.seed)
+    triplets = docs_triplets(
+        args.data,
+        overflow=args.overflow,
+        rewrites=not args.no_rewrites,
+        seed=args.seed,
+        rewrites_file=args.rewrites,
+    )
     if args.nq and args.general:
         triplets += general_triplets(args.nq, args.general, args.seed)
     counts = count_by_source(triplets)
