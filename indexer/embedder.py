@@ -234,8 +234,12 @@ def load_embedding_model(
         source, name = spec, spec
     from sentence_transformers import SentenceTransformer  # lazily: torch takes seconds to import
 
-    model = SentenceTransformer(source, device=device)
-    model.float()  # the shipped weights are stored in float16: compute in float32 (or bfloat16 below)
+    if not spec:  # the shipped weights are stored in float16: load them as float32 (bfloat16 below)
+        import torch
+
+        model = SentenceTransformer(source, device=device, model_kwargs={"dtype": torch.float32})
+    else:
+        model = SentenceTransformer(source, device=device)
     if runtime is EmbedderRuntime.TORCH_BF16:
         import torch
 
