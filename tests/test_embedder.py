@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from indexer.embedder import (
-    BASE_MODEL_NAME,
     DEFAULT_MODEL_NAME,
-    SHIPPED_ONNX_NAME,
+    DOCS_MODEL_NAME,
+    DOCS_ONNX_NAME,
     EmbedderRuntime,
     EmbeddingModel,
     TokenAware,
@@ -98,7 +98,7 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     int8 = load_embedding_model("", EmbedderRuntime.ONNX_INT8)
-    assert int8.name == SHIPPED_ONNX_NAME and int8.dimension == 384
+    assert int8.name == ONNX_INT8_MODEL_NAME and int8.dimension == 384
     torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
     a, b = int8.encode(_FIXED), torch.encode(_FIXED)
     assert a.shape == (len(_FIXED), 384) and a.dtype == np.float32
@@ -108,22 +108,25 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
     assert int8.encode([]).shape == (0, 384)
 
 
-def test_the_base_model_loads_offline_by_name_on_torch_and_int8(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_docs_embedder_loads_offline_by_name_on_int8_and_torch_and_they_agree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    torch = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
-    assert torch.name == BASE_MODEL_NAME and os.environ["HF_HUB_OFFLINE"] == "1"
-    int8 = load_embedding_model(BASE_MODEL_NAME, EmbedderRuntime.ONNX_INT8)
-    assert int8.name == ONNX_INT8_MODEL_NAME
+    torch = load_embedding_model("citeline-docs", EmbedderRuntime.TORCH, device="cpu")
+    assert torch.name == DOCS_MODEL_NAME and torch.dimension == 384
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+    int8 = load_embedding_model(DOCS_MODEL_NAME, EmbedderRuntime.ONNX_INT8)
+    assert int8.name == DOCS_ONNX_NAME
     cosines = np.sum(int8.encode(_FIXED) * torch.encode(_FIXED), axis=1)
     assert cosines.min() >= 0.99, cosines
 
 
-def test_the_shipped_embedder_is_a_model_of_its_own_not_the_base_one() -> None:
-    """A new version must be recorded under a new name, or an index would mix two models' vectors."""
-    shipped = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
-    base = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
-    assert shipped.name != base.name
-    cosines = np.sum(shipped.encode(_FIXED) * base.encode(_FIXED), axis=1)
+def test_the_docs_embedder_is_a_model_of_its_own_recorded_under_its_own_name() -> None:
+    """Switching to it must re-embed: were it recorded as the default, an index would mix two models."""
+    docs = load_embedding_model("citeline-docs", EmbedderRuntime.TORCH, device="cpu")
+    default = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
+    assert default.name == DEFAULT_MODEL_NAME != docs.name
+    cosines = np.sum(docs.encode(_FIXED) * default.encode(_FIXED), axis=1)
     assert cosines.min() < 0.999, cosines
 
 
@@ -200,8 +203,10 @@ def test_native_bf16_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("native", "spec", "expected"),
     [
+        (False, "citeline-docs", DOCS_ONNX_NAME),
+        (True, "citeline-docs", f"{DOCS_MODEL_NAME} (torch-bf16)"),
         (True, "", f"{DEFAULT_MODEL_NAME} (torch-bf16)"),
-        (False, "", SHIPPED_ONNX_NAME),
+        (False, "", ONNX_INT8_MODEL_NAME),
         (True, "tiny", " (torch-bf16)"),
         (False, "tiny", ""),
     ],
@@ -210,8 +215,8 @@ def test_auto_runs_bf16_only_where_the_cpu_computes_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, native: bool, spec: str, expected: str
 ) -> None:
     monkeypatch.setattr("indexer.embedder.has_native_bf16", lambda: native)
-    folder = str(_build_tiny_model(tmp_path).resolve()) if spec else ""
-    model = load_embedding_model(folder, EmbedderRuntime.AUTO, device="cpu")
+    folder = str(_build_tiny_model(tmp_path).resolve()) if spec == "tiny" else ""
+    model = load_embedding_model(folder or spec, EmbedderRuntime.AUTO, device="cpu")
     assert model.name == folder + expected
 
 
