@@ -12,9 +12,10 @@ DOCS_FAQ is `traindata/docs_faq`. The questions are the user-worded rewrites of 
 
 Each `--embedder` (a spec as `[models] embedder` takes it, `LABEL=SPEC` or `LABEL=SPEC@RUNTIME`; when none
 is given, the default embedder and citeline's docs embedder: `default= docs=citeline-docs`) gets its own
-index of the role's pages, embedded once, and answers every rewrite through `daemon.assembly.build_engine` with the shipped cross-encoders, scoped to the
-row's repository. Then the unanswerable variant: the section of every `faq` row whose heading is found is cut
-from its page, the index catches up, and that row's rewrites are asked again; the pages are put back.
+index of the role's pages, embedded once, and answers every rewrite through `daemon.assembly.build_engine`
+with the shipped cross-encoders, scoped to the row's repository. Then the unanswerable variant: the section
+of every `faq` row whose heading is found is cut from its page, the index catches up, and that row's
+rewrites are asked again; the pages are put back.
 
 Per embedder it prints: search recall@10 and @50 of the mined positive; answer hit; paragraph hit;
 same-page precision; abstention on answerable rewrites and on the unanswerable variant; answer p50/p95 ms;
