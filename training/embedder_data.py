@@ -33,6 +33,7 @@ from training.docs_split import role
 __all__ = [
     "REWRITES",
     "Triplet",
+    "count_by_source",
     "docs_triplets",
     "embedded_text",
     "general_triplets",

@@ -118,19 +118,13 @@ def torch_copy(model_dir: Path, out: Path) -> None:
 
 def agreement(model_dir: Path, onnx_file: Path, texts: list[str]) -> dict[str, float]:
     """Cosine between the float32 torch vector and the int8 export's vector of each text."""
-    from indexer.embedder import load_embedding_model
+    from indexer.embedder import EmbedderRuntime, load_embedding_model
     from indexer.onnx_embedder import load_onnx_int8
 
-    reference = load_embedding_model(str(model_dir), runtime=_torch()).encode(texts)
+    reference = load_embedding_model(str(model_dir), runtime=EmbedderRuntime.TORCH).encode(texts)
     exported = load_onnx_int8(model_file=onnx_file).encode(texts)
     cosines = (reference * exported).sum(axis=1)
     return {"texts": len(texts), "mean_cosine": float(np.mean(cosines)), "min_cosine": float(np.min(cosines))}
-
-
-def _torch():  # type: ignore[no-untyped-def]
-    from indexer.embedder import EmbedderRuntime
-
-    return EmbedderRuntime.TORCH
 
 
 def main(argv: list[str] | None = None) -> None:
