@@ -6,7 +6,7 @@
 The first N citable units of GUIDE_DIR's Markdown files (sorted by path), read as the embedding queue reads
 them (heading path, dependent previous sentence), are encoded by each embedder in turn, R rounds, the order
 swapped each round so neither always runs first. Prints each embedder's best and median sentences/s and the
-ratio to the first one. The default pair: the base all-MiniLM-L6-v2 and the shipped embedder, both on int8
+ratio to the first one. The default pair: the default all-MiniLM-L6-v2 and citeline-docs, both on int8
 ONNX (what `auto` runs on a CPU without native bfloat16).
 """
 
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--sentences", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=4)
     args = ap.parse_args()
-    specs = args.embedder or ["base=all-MiniLM-L6-v2@onnx-int8", "shipped=@onnx-int8"]
+    specs = args.embedder or ["default=@onnx-int8", "docs=citeline-docs@onnx-int8"]
     texts = sentences(args.guide, args.sentences)
     models = []
     for spec in specs:
