@@ -50,8 +50,9 @@ class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     filters: FiltersIn | None = None
 
 
-class AnswerSourceOut(msgspec.Struct):
-    """A cited sentence; `state` is set on stored answers (live, changed or deleted)."""
+class SentenceOut(msgspec.Struct, kw_only=True):
+    """An indexed sentence as the API shows it: where it is and what it says (`engine.passages.source_dict`);
+    declared once for a cited source and a near passage."""
 
     path: str
     line_start: int
@@ -63,6 +64,11 @@ class AnswerSourceOut(msgspec.Struct):
     heading: str = ""
     embedded: bool | None = None
     git_commit: str | None = None
+
+
+class AnswerSourceOut(SentenceOut, kw_only=True):
+    """A cited sentence; `state` is set on stored answers (live, changed or deleted)."""
+
     state: Literal["live", "changed", "deleted"] | None = None
     current_line_start: int | None = None
     current_line_end: int | None = None
@@ -82,23 +88,13 @@ class AnswerClauseOut(msgspec.Struct):
     round: int = 1
 
 
-class NearPassageOut(msgspec.Struct):
+class NearPassageOut(SentenceOut, kw_only=True):
     """A passage that came close to answering an answer with no verified clause, and why it was not used
     (`engine.passages`): not verified, never an answer. `stage` is null when no clause was drawn from it;
     `measure`, `score` and `threshold` say which score refused it and the value it had to reach (for
     `contradiction`, stay below)."""
 
-    path: str
-    line_start: int
-    line_end: int
-    text: str
     reason: str
-    sentence_id: int | None = None
-    document_id: int | None = None
-    repository: str | None = None
-    heading: str = ""
-    embedded: bool | None = None
-    git_commit: str | None = None
     stage: str | None = None
     measure: str | None = None
     score: float | None = None

@@ -16,6 +16,7 @@ no verified clause.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engine.crossencoders import RelevanceModel
 from engine.evidence import EvidencePool
@@ -27,6 +28,7 @@ __all__ = ["NEAREST", "closest", "refused_passage"]
 
 NEAREST = 5
 """The most passages an answer lists."""
+_UNDRAWN = "no clause was drawn from it"
 
 
 def refused_passage(verdict: Verdict) -> NearPassage | None:
@@ -61,27 +63,16 @@ def closest(
     found: dict[int, NearPassage] = {}
     for passage in refused:
         found.setdefault(passage.hit.sentence_id, passage)
+    against_floor = relevance is not None and floor is not None
     for hit in stating:
         if hit.sentence_id in found:
             continue
-        if relevance is None or floor is None:
-            found[hit.sentence_id] = NearPassage(hit, "no clause was drawn from it")
-            continue
-        rating = _rating(pool, question, hit.sentence_id)
-        reason = "no clause was drawn from it"
-        found[hit.sentence_id] = NearPassage(hit, reason, None, "relevance", rating, floor)
-    rated = [
-        NearPassage(
-            p.hit,
-            p.reason,
-            p.stage,
-            p.measure,
-            p.score,
-            p.threshold,
-            _rating(pool, question, p.hit.sentence_id),
-        )
-        for p in found.values()
-    ]
+        if against_floor:
+            rating = _rating(pool, question, hit.sentence_id)
+            found[hit.sentence_id] = NearPassage(hit, _UNDRAWN, None, "relevance", rating, floor)
+        else:
+            found[hit.sentence_id] = NearPassage(hit, _UNDRAWN)
+    rated = [replace(p, rating=_rating(pool, question, p.hit.sentence_id)) for p in found.values()]
     own = {h.sentence_id for h in retrieved}
     rated.sort(
         key=lambda p: (
