@@ -36,6 +36,7 @@ from docs_faq_pages import (
     ANSWERED_ELSEWHERE,
     ROLES,
     FaqRow,
+    add_docs_arguments,
     cut_section,
     in_paragraph,
     load_rows,
@@ -217,13 +218,8 @@ def _report(records: list[dict[str, Any]], labels: list[str]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data", type=Path)
-    ap.add_argument("--role", choices=sorted(ROLES), default="heldout")
+    add_docs_arguments(ap)
     ap.add_argument("--model", action="append", default=[], help="LABEL=PATH or LABEL=rev:REV")
-    ap.add_argument("--kinds", default="faq,heading")
-    ap.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
-    ap.add_argument("--workdir", type=Path)
-    ap.add_argument("--dump", type=Path)
     ap.add_argument("--no-shipped", action="store_true", help="leave the shipped model out of the run")
     ap.add_argument(
         "--without-section-reading",

@@ -6,6 +6,7 @@ Imported by its bare name (the benchmarks run as scripts).
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import sys
@@ -22,6 +23,7 @@ __all__ = [
     "ANSWERED_ELSEWHERE",
     "ROLES",
     "FaqRow",
+    "add_docs_arguments",
     "cut_section",
     "in_paragraph",
     "load_rows",
@@ -66,6 +68,17 @@ class FaqRow:
     def name(self) -> str:
         """The repository's name in the index."""
         return self.repo.replace("/", "__")
+
+
+def add_docs_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments every docs_faq bench takes: the data folder, the role, the row kinds, the budget, a kept
+    workdir and a dump file."""
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--role", choices=sorted(ROLES), default="heldout")
+    parser.add_argument("--kinds", default="faq,heading")
+    parser.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--dump", type=Path)
 
 
 def load_rows(data: Path, repos: tuple[str, ...]) -> list[FaqRow]:

@@ -33,7 +33,16 @@ from typing import Any
 
 from benchkit import add_engine_arguments, engine_settings, mean, percentile, workspace
 from docs_faq import _record, _sync
-from docs_faq_pages import ROLES, FaqRow, cut_section, load_rows, page_file, same_text, write_pages
+from docs_faq_pages import (
+    ROLES,
+    FaqRow,
+    add_docs_arguments,
+    cut_section,
+    load_rows,
+    page_file,
+    same_text,
+    write_pages,
+)
 
 from daemon.assembly import build_engine, model_names
 from daemon.config import load_config
@@ -171,13 +180,8 @@ def _report(records: list[dict[str, Any]], labels: list[str], firsts: dict[str, 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data", type=Path)
-    ap.add_argument("--role", choices=sorted(ROLES), default="heldout")
+    add_docs_arguments(ap)
     ap.add_argument("--embedder", action="append", default=[], help="LABEL=SPEC[@RUNTIME]")
-    ap.add_argument("--kinds", default="faq,heading")
-    ap.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
-    ap.add_argument("--workdir", type=Path)
-    ap.add_argument("--dump", type=Path)
     add_engine_arguments(ap)
     args = ap.parse_args()
     asked = user_rows(args.data, args.role, set(args.kinds.split(",")))
