@@ -48,10 +48,11 @@ from daemon.assembly import build_engine, model_names
 from daemon.config import load_config
 from engine.search import Filters
 from indexer.database import open_database
-from indexer.embedder import EmbedderRuntime, load_embedding_model
+from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.reconcile import IndexOptions, Repository
 from training.embedder_data import kept_rewrites
+from training.embedder_eval import embedder_spec
 
 _KEPT = Path(__file__).resolve().parent / "data" / "users_heldout.jsonl"
 
@@ -65,12 +66,6 @@ def user_rows(data: Path, role: str, kinds: set[str]) -> list[tuple[FaqRow, str]
     else:
         pairs = [(key, text) for key, texts in kept_rewrites(data).items() for text in texts]
     return [(rows[key], text) for key, text in pairs if key in rows]
-
-
-def _parse(spec: str) -> tuple[str, str, EmbedderRuntime]:
-    label, _, rest = spec.partition("=")
-    name, _, runtime = rest.partition("@")
-    return label, name, EmbedderRuntime(runtime or "auto")
 
 
 def _ask(
@@ -95,7 +90,7 @@ def _ask(
 def _run_embedder(
     work: Path, data: Path, spec: str, asked: list[tuple[FaqRow, str]], args: argparse.Namespace
 ) -> tuple[list[dict[str, Any]], float]:
-    label, name, runtime = _parse(spec)
+    label, name, runtime = embedder_spec(spec)
     config = load_config()
     repos = [
         Repository(n.replace("/", "__"), work / "pages" / n.replace("/", "__")) for n in ROLES[args.role]
@@ -193,9 +188,9 @@ def main() -> None:
         for name in ROLES[args.role]:
             write_pages(args.data, name, work / "pages" / name.replace("/", "__"))
         for spec in specs:
-            got, firsts[_parse(spec)[0]] = _run_embedder(work, args.data, spec, asked, args)
+            got, firsts[embedder_spec(spec)[0]] = _run_embedder(work, args.data, spec, asked, args)
             records += got
-    _report(records, [_parse(s)[0] for s in specs], firsts)
+    _report(records, [embedder_spec(s)[0] for s in specs], firsts)
     if args.dump is not None:
         with args.dump.open("w", encoding="utf-8") as out:
             for record in records:

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from indexer.embedder import EmbedderRuntime, load_embedding_model
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
+
+from indexer.embedder import load_embedding_model
 from indexer.embedding_context import ContextOptions, contextual_text
 from indexer.markdown import UnitKind
 from indexer.segment import markdown_units
+from training.embedder_eval import embedder_spec
 
 
 def sentences(guide: Path, limit: int) -> list[str]:
@@ -48,9 +52,8 @@ def main() -> None:
     texts = sentences(args.guide, args.sentences)
     models = []
     for spec in specs:
-        label, _, rest = spec.partition("=")
-        name, _, runtime = rest.partition("@")
-        model = load_embedding_model(name, EmbedderRuntime(runtime or "auto"))
+        label, name, runtime = embedder_spec(spec)
+        model = load_embedding_model(name, runtime)
         model.encode(texts[:64])  # warm-up
         models.append((label, model))
     rates: dict[str, list[float]] = {label: [] for label, _ in models}

@@ -159,3 +159,14 @@ def test_written_rewrites_read_back_the_same(tmp_path: Path) -> None:
         "How do I clear the cache?",
         "how can I wipe stored build results?",
     ]
+
+
+def test_an_embedder_spec_names_its_label_model_and_runtime_or_takes_the_default_runtime() -> None:
+    from indexer.embedder import EmbedderRuntime
+    from training.embedder_eval import embedder_spec
+
+    docs = embedder_spec("docs=citeline-docs@onnx-int8")
+    assert docs == ("docs", "citeline-docs", EmbedderRuntime.ONNX_INT8)
+    assert embedder_spec("default=") == ("default", "", EmbedderRuntime.AUTO)
+    base = embedder_spec("base=all-MiniLM-L6-v2", "torch")
+    assert base == ("base", "all-MiniLM-L6-v2", EmbedderRuntime.TORCH)

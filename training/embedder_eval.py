@@ -15,12 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.embedder import EmbedderRuntime
 from training.data import norm_key, read_jsonl
 from training.docs_mix import RepoIndex, read_corpus
 from training.docs_split import role
 from training.embedder_data import embedded_text, kept_rewrites, page_units
 
-__all__ = ["Question", "RepoUnits", "dense_recall", "load_questions"]
+__all__ = ["Question", "RepoUnits", "dense_recall", "embedder_spec", "load_questions"]
 
 Encode = Callable[[Sequence[str]], np.ndarray]
 
@@ -87,6 +88,14 @@ def dense_recall(
     return {name: round(sum(v) / len(v), 3) for name, v in sorted(hits.items())}
 
 
+def embedder_spec(spec: str, runtime: str = "auto") -> tuple[str, str, EmbedderRuntime]:
+    """`LABEL=SPEC[@RUNTIME]` as (label, spec, runtime): the spec as `[models] embedder` takes it, and
+    `runtime` when none is named."""
+    label, _, rest = spec.partition("=")
+    name, _, named = rest.partition("@")
+    return label, name, EmbedderRuntime(named or runtime)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m training.embedder_eval DOCS_FAQ --model LABEL=SPEC[@RUNTIME] ... [--roles tune]
     [--skip-repos A,B]``: dense recall of each embedder (a spec as ``[models] embedder`` takes it; ``base``
@@ -95,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     import json
     import time
 
-    from indexer.embedder import EmbedderRuntime, load_embedding_model
+    from indexer.embedder import load_embedding_model
 
     parser = argparse.ArgumentParser()
     parser.add_argument("data", type=Path)
@@ -108,9 +117,8 @@ def main(argv: list[str] | None = None) -> None:
         units.pop(name, None)
     print(json.dumps({"questions": len(questions), "units": {k: len(v.texts) for k, v in units.items()}}))
     for spec in args.model:
-        label, _, rest = spec.partition("=")
-        name, _, runtime = rest.partition("@")
-        model = load_embedding_model(name, EmbedderRuntime(runtime or "torch"))
+        label, name, runtime = embedder_spec(spec, "torch")
+        model = load_embedding_model(name, runtime)
         started = time.monotonic()
         figures = dense_recall(model.encode, questions, units)
         seconds = round(time.monotonic() - started)
