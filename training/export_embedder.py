@@ -103,17 +103,15 @@ def export(model_dir: Path, out: Path) -> str:
 
 def torch_copy(model_dir: Path, out: Path) -> None:
     """`model_dir` as a sentence-transformers folder with float16 weights."""
-    import shutil
-
     from transformers import AutoTokenizer
+
+    from training.train_embedder import copy_pooling
 
     model = AutoModel.from_pretrained(str(model_dir)).half()
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))
     AutoTokenizer.from_pretrained(str(model_dir)).save_pretrained(str(out))
-    for name in ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"):
-        shutil.copy(model_dir / name, out / name)
-    shutil.copytree(model_dir / "1_Pooling", out / "1_Pooling", dirs_exist_ok=True)
+    copy_pooling(model_dir, out)
 
 
 def agreement(model_dir: Path, onnx_file: Path, texts: list[str]) -> dict[str, float]:

