@@ -101,3 +101,19 @@ def test_a_headless_row_reads_its_answer_and_its_near_misses_without_any_heading
     rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(other_pages=True, headless_share=1.0))
     assert rows[0].passage == "To clear the cache, run tool cache clear."
     assert rows[1].passage == "The build cache grows, and old entries are never cleared on their own."
+
+
+def test_a_row_with_a_kept_rewrite_is_asked_in_the_user_s_words_with_the_same_passages(tmp_path: Path) -> None:
+    rewrite = "my disk is full of old build artefacts, how do I free it?"
+    rewrites = {("someone/docs", "faq", "How do I clear the cache?"): [rewrite]}
+    file = _docs_file(tmp_path)
+    mined = load_docs(file, recipe=DocsRecipe(rewrite_share=0.0), rewrites=rewrites)
+    asked = load_docs(file, recipe=DocsRecipe(rewrite_share=1.0), rewrites=rewrites)
+    assert {r.query for r in asked} == {rewrite}
+    assert rewrite not in {r.query for r in mined}
+    assert [(r.passage, r.label) for r in asked] == [(r.passage, r.label) for r in mined]
+
+
+def test_a_row_without_a_kept_rewrite_keeps_its_mined_question(tmp_path: Path) -> None:
+    rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(rewrite_share=1.0), rewrites={})
+    assert all("cache" in r.query.lower() for r in rows)

@@ -48,6 +48,8 @@ __all__ = [
     "DocsPage",
     "DocsRecipe",
     "RepoIndex",
+    "Rewrites",
+    "asked_as",
     "load_docs",
     "pairs_for_row",
     "parse_page",
@@ -183,10 +185,30 @@ def pairs_for_row(
 _PLAIN = DocsRecipe()
 
 
-def load_docs(file: Path, roles: tuple[str, ...] = ("train",), recipe: DocsRecipe = _PLAIN) -> list[RelRow]:
+Rewrites = dict[tuple[str, str, str], list[str]]
+"""(repo, kind, mined question) -> its kept user-worded rewrites (``embedder_data.read_rewrites``)."""
+
+
+def asked_as(row: dict[str, object], group: str, recipe: DocsRecipe, rewrites: Rewrites) -> str:
+    """The query one row is asked with: with ``recipe.rewrite_share`` of the rows that have a kept rewrite,
+    one of those rewrites (drawn per group); otherwise the mined question as mined or reworded."""
+    question = str(row["question"])
+    texts = rewrites.get((str(row["repo"]), str(row.get("kind")), question)) or []
+    rng = random.Random(f"rewrite:{group}")
+    if texts and rng.random() < recipe.rewrite_share:
+        return rng.choice(texts)
+    return reworded(question, group)
+
+
+def load_docs(
+    file: Path,
+    roles: tuple[str, ...] = ("train",),
+    recipe: DocsRecipe = _PLAIN,
+    rewrites: Rewrites | None = None,
+) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
     corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question;
-    its query is that question as mined or reworded (``reworded``, drawn per group)."""
+    its query is that question as mined, reworded, or in a user's words (``asked_as``, drawn per group)."""
     corpus = file.parent / "corpus"
     by_repo: dict[str, list[dict[str, object]]] = {}
     for row in read_jsonl(file):
@@ -199,7 +221,7 @@ def load_docs(file: Path, roles: tuple[str, ...] = ("train",), recipe: DocsRecip
         other = OtherPages(index.citable()) if recipe.other_pages else None
         for row in by_repo[repository]:
             group = f"docs:{repository}:{row['path']}:{row['question']}"
-            query = reworded(str(row["question"]), group)
+            query = asked_as(row, group, recipe, rewrites or {})
             headless = random.Random(f"headless:{group}").random() < recipe.headless_share
             read = _bare if headless else _read
             pairs = pairs_for_row(row, index, read)

@@ -10,11 +10,15 @@ __all__ = ["DocsRecipe"]
 
 @dataclass(frozen=True, slots=True)
 class DocsRecipe:
-    """What a docs mix adds to the mined rows: near misses from other pages for question rows, and a share
-    of rows read with no heading at all."""
+    """What a docs mix adds to the mined rows: near misses from other pages for question rows, a share of
+    rows read with no heading at all, and a share asked in users' words."""
 
     other_pages: bool = False
     headless_share: float = 0.0
     """The share of rows (drawn once per row with a seed) whose every passage, answer and near misses alike,
     is read without its heading path: such a row is told apart by what its passages say, as a paraphrased
     question must be, and no heading sits over a negative only."""
+    rewrite_share: float = 0.0
+    """The share of rows that have a kept user-worded rewrite (``training/data/docs_rewrites.jsonl.gz``, drawn
+    once per row with a seed) that are asked with one of those rewrites instead of the mined question: the
+    same passages and targets, in a user's words, whose answer's heading does not restate the question."""

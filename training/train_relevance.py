@@ -86,6 +86,11 @@ DOCS_RECIPES = {
     "docs5": (DocsRecipe(other_pages=True), (*_DOCS_ROWS, *WIDE_REPLAY)),
     "docs6": (DocsRecipe(other_pages=True, headless_share=1 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
     "docs7": (DocsRecipe(other_pages=True, headless_share=2 / 3), (*_DOCS_ROWS, *WIDE_REPLAY)),
+    "docs4u": (DocsRecipe(rewrite_share=0.5), DOCS_MIX),
+    "docs6u": (
+        DocsRecipe(other_pages=True, headless_share=1 / 3, rewrite_share=0.5),
+        (*_DOCS_ROWS, *WIDE_REPLAY),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -96,7 +101,8 @@ DOCS_RECIPES = {
     ),
 }
 """The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 to docs7 were measured
-and not shipped (training/README.md)."""
+and not shipped (training/README.md). docs4u and docs6u are docs4 and docs6 with half the rows that have a
+kept user-worded rewrite asked in it (``DocsRecipe.rewrite_share``)."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
@@ -115,7 +121,12 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         if "positive" in first:
             from training.docs_mix import load_docs  # citeline's parser: only where the mix is built
 
-            return load_docs(path, recipe=docs)
+            rewrites = None
+            if docs.rewrite_share:
+                from training.embedder_data import REWRITES, read_rewrites
+
+                rewrites = read_rewrites(REWRITES)
+            return load_docs(path, recipe=docs, rewrites=rewrites)
         return load_relevance(path)
 
     return load
