@@ -103,7 +103,9 @@ def test_a_headless_row_reads_its_answer_and_its_near_misses_without_any_heading
     assert rows[1].passage == "The build cache grows, and old entries are never cleared on their own."
 
 
-def test_a_row_with_a_kept_rewrite_is_asked_in_the_user_s_words_with_the_same_passages(tmp_path: Path) -> None:
+def test_a_row_with_a_kept_rewrite_is_asked_in_the_user_s_words_with_the_same_passages(
+    tmp_path: Path,
+) -> None:
     rewrite = "my disk is full of old build artefacts, how do I free it?"
     rewrites = {("someone/docs", "faq", "How do I clear the cache?"): [rewrite]}
     file = _docs_file(tmp_path)
