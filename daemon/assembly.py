@@ -33,7 +33,7 @@ from engine.crossencoders import (
     load_entailment,
     load_relevance,
 )
-from engine.llm_planner import LLMConfig, LLMPlanner
+from engine.llm_planner import LLMConfig, LLMPlanner, model_planner
 from engine.search import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Database, open_database
 from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
@@ -119,6 +119,9 @@ def model_names(config: Config) -> ModelNames:
             planner.max_evidence,
             planner.max_tokens,
             planner.budget_seconds,
+            planner.role,
+            planner.variants,
+            planner.reader_candidates,
         )
         if planner.kind is PlannerKind.LLM
         else None
@@ -234,7 +237,7 @@ def build_engine(
         )
     )
     retriever = Retriever(database, embedder, reranker, retrieval)
-    planner = LLMPlanner(models.llm) if models.llm is not None else None
+    planner = model_planner(models.llm) if models.llm is not None else None
     answers = AnswerEngine(
         database,
         retriever,

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.crossencoders import CrossEncoderPrecision
+from engine.llm_client import LLMRole
 from engine.search import RetrievalConfig
 from indexer.embedder import EmbedderRuntime, runs_on_onnx
 from indexer.embedding_context import PreviousSentence
@@ -134,11 +135,20 @@ class PlannerConfig:
     """How many evidence sentences the prompt lists (fewer is faster on a small local model)."""
     timeout_seconds: float = 60.0
     """The cap on any one request, within `budget_seconds`."""
+    role: LLMRole = LLMRole.READER
+    """What the model does with `kind = "llm"`: `reader` (the default) names which of the top-rated
+    candidates answer, or NONE; `planner` writes the whole plan as JSON; `rewriter` only writes the
+    question's variants (see `variants`)."""
+    variants: bool = False
+    """When an answer's first round verifies nothing, the model rewrites the question twice and the rewrites
+    are searched too (always on for `role = "rewriter"`)."""
+    reader_candidates: int = 8
+    """How many top-rated candidates the reader is shown."""
 
     def __post_init__(self) -> None:
         if self.kind is PlannerKind.LLM and not (self.url and self.model):
             raise ConfigError('planner: kind = "llm" needs both url and model')
-        for key in ("budget_seconds", "timeout_seconds", "max_tokens", "max_evidence"):
+        for key in ("budget_seconds", "timeout_seconds", "max_tokens", "max_evidence", "reader_candidates"):
             if getattr(self, key) <= 0:
                 raise ConfigError(f"planner.{key}: must be greater than 0, got {getattr(self, key)!r}")
 

@@ -179,6 +179,10 @@ class RoundTrace:
     planned_by: str | None = None
     """The planner that planned this round in place of the configured one, which failed it
     (`planner_error`)."""
+    chosen_by: dict[str, str] = field(default_factory=dict)
+    """Who chose each clause this round accepted, by clause: `extractive`, `reader` or `llm planner`."""
+    reading: dict[str, Any] | None = None
+    """What a model reader said this round (`engine.reader.Reading.to_dict`), when one read."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON for the trace."""
@@ -191,6 +195,8 @@ class RoundTrace:
             "failed_searches": list(self.failed_searches),
             "planner_error": self.planner_error,
             "planned_by": self.planned_by,
+            "chosen_by": dict(self.chosen_by),
+            "reading": self.reading,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -210,6 +216,8 @@ class RoundTrace:
             body.get("planner_error"),
             dict(body.get("timings_ms", {})),
             body.get("planned_by"),
+            dict(body.get("chosen_by", {})),
+            body.get("reading"),
         )
 
 

@@ -4,14 +4,16 @@ A question is answered from the store while nothing in the index changed since i
 computed (the index generation, `indexer.generation`), so a stored answer never hides a sentence added or
 edited since; otherwise it is routed (`engine.routing`) and answered by the FastPath or the IRCoT loop
 (`engine.rounds`), whose every clause is verified before it is emitted. A round another planner (an LLM's)
-fails, or whose every clause an LLM planner proposed was refused while the answer holds none, is planned by
-the extractive planner. An engine error is an answer with status `fail` and its reason,
-never a guess.
+fails, or whose every clause an LLM planner or reader chose was refused while the answer holds none, is
+planned by the extractive planner. A model's planner with a rewriter (`LLMConfig.variants`) writes the
+question's variants for a first round that verified nothing, within the same budget as its other calls.
+An engine error is an answer with status `fail` and its reason, never a guess.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 
@@ -27,7 +29,7 @@ from engine.llm_planner import LLMPlanner
 from engine.nearest import closest
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
-from engine.rounds import Rounds
+from engine.rounds import RewriteFn, Rounds
 from engine.routing import question_parts, route
 from engine.search import Filters, Hit, Search, Spelling, spell_question
 from engine.store import find_answer, load_answer, save_answer
@@ -229,6 +231,7 @@ class AnswerEngine:
             lambda query, k: self._search(query, k, filters),
             None if isinstance(self._planner, ExtractivePlanner) else ExtractivePlanner(),
             rescue=isinstance(self._planner, LLMPlanner),
+            rewrite=_rewrite_of(self._planner),
         )
         if decision.route is Route.FAST:
             state.shape = replace(state.shape, comparison=False, bridge=False)
@@ -243,6 +246,18 @@ class AnswerEngine:
             floor = config.verify.min_relevance
             result.nearest = closest(result.nearest, pool, asked, first, self._relevance, floor)
         return result
+
+
+def _rewrite_of(planner: Planner) -> RewriteFn | None:
+    """The rounds' rewrite: the model planner's rewriter, within the planner's budget for the answer."""
+    if not isinstance(planner, LLMPlanner) or planner.rewriter is None:
+        return None
+    rewriter = planner.rewriter
+
+    def rewrite(state: PlannerState, hints: Sequence[str]) -> list[str]:
+        return rewriter.rewrite(state.question, hints, planner.deadline(state))
+
+    return rewrite
 
 
 def answer(

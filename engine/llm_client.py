@@ -9,28 +9,44 @@ Guarantees:
 - `max_tokens` caps every reply, so a small model cannot write until its context is full.
 - Every failure of the endpoint (refused connection, timeout, an HTTP error, a reply with no text) is an
   `EndpointError`, a `PlannerError`: the caller's round goes on without the model.
+- `ask` sends a plain-text request (no schema) and returns the reply with the first token's alternatives
+  and their log-probabilities where the server gives them (`logprobs`); a server that gives none leaves
+  them empty, never fails the call.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from engine.planning import PlannerError
 
-__all__ = ["ChatClient", "EndpointError", "LLMConfig", "probe_endpoint"]
+__all__ = ["ChatClient", "ChatReply", "EndpointError", "LLMConfig", "LLMRole", "probe_endpoint"]
 
 _REFUSED = re.compile(r"response_format|json_schema", re.IGNORECASE)
 PROBE_SECONDS = 2.0
 """How long `ChatClient.probe` waits for the endpoint's model list."""
 PROBE_CACHE_SECONDS = 15.0
 """How long a probe's result is reused, so a readiness probe polled often does not poll the model server."""
+
+
+class LLMRole(enum.Enum):
+    """What the model does for an answer."""
+
+    READER = "reader"
+    """It reads the top-rated candidates and names the ones that answer, or NONE (`engine.reader`); the
+    extractive planner ranks the candidates and plans the searches (the default)."""
+    PLANNER = "planner"
+    """It writes the whole plan as JSON: clauses, sources and the next searches (`engine.llm_planner`)."""
+    REWRITER = "rewriter"
+    """It only writes the question's variants (`LLMConfig.variants`); the extractive planner chooses."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +65,22 @@ class LLMConfig:
     max_evidence: int = 30
     max_tokens: int = 384
     budget_seconds: float = 10.0
+    role: LLMRole = LLMRole.READER
+    """What the model does: read (the default) or plan (`LLMRole`)."""
+    variants: bool = False
+    """When an answer's first round verifies nothing, the model rewrites the question twice in the docs'
+    likely terms and the rewrites are searched too (`engine.reader.LLMRewriter`)."""
+    reader_candidates: int = 8
+    """How many top-rated candidates the reader is shown."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """A plain-text reply and, where the server gave them, the first token's alternatives with their
+    log-probabilities (most likely first)."""
+
+    text: str
+    first_token: list[tuple[str, float]] = field(default_factory=list)
 
 
 class EndpointError(PlannerError):
@@ -109,6 +141,32 @@ class ChatClient:
             raise EndpointError("chat completion returned no text")
         return content
 
+    def ask(
+        self, messages: list[dict[str, str]], deadline: float, *, max_tokens: int, alternatives: int = 0
+    ) -> ChatReply:
+        """A plain-text reply of at most `max_tokens` by `deadline` (monotonic); with `alternatives`, the
+        first token's most likely alternatives are asked for too (OpenAI's `logprobs`/`top_logprobs`)."""
+        body: dict[str, Any] = {
+            "model": self._config.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+        }
+        if alternatives:
+            body |= {"logprobs": True, "top_logprobs": alternatives}
+        status, payload = self._post(body, deadline)
+        if status >= 400:
+            text = payload.decode(errors="replace")
+            raise EndpointError(f"chat completion failed: HTTP {status}: {text[:200]}")
+        try:
+            choice = json.loads(payload)["choices"][0]
+            content = choice["message"]["content"]
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise EndpointError(f"chat completion failed: unreadable reply ({exc!r})") from exc
+        if not isinstance(content, str):
+            raise EndpointError("chat completion returned no text")
+        return ChatReply(content, _first_token(choice.get("logprobs")))
+
     def _post(self, body: dict[str, Any], deadline: float) -> tuple[int, bytes]:
         """POST the body; the whole exchange ends by `deadline` or raises `EndpointError`."""
         remaining = min(deadline - time.monotonic(), self._config.timeout_seconds)
@@ -141,6 +199,16 @@ class ChatClient:
         with self._lock:
             self._probed = (time.monotonic(), problem)
         return problem
+
+
+def _first_token(logprobs: Any) -> list[tuple[str, float]]:
+    """The first token's alternatives from an OpenAI `logprobs` object; empty when it has none."""
+    try:
+        first = logprobs["content"][0]
+        pairs = [(str(t["token"]), float(t["logprob"])) for t in first.get("top_logprobs") or [first]]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return []
+    return sorted(pairs, key=lambda pair: -pair[1])
 
 
 def probe_endpoint(config: LLMConfig, client: httpx.Client | None = None) -> str | None:

@@ -11,6 +11,13 @@ rounds at once, without asking the endpoint, so the answer never waits for a mod
 failed round is planned by the extractive planner instead (`engine.rounds`). The final round's prompt
 offers no further queries, and a reply that asks for some anyway is malformed. Whatever the model writes,
 the controller verifies every clause.
+
+`ReaderPlanner` gives the model the reader's role instead (`LLMRole.READER`, the default of `model_planner`):
+the extractive planner ranks the candidates and plans the searches, the model names which of the top-rated
+candidates answer (`engine.reader`), and its choice goes to verification as the reader's
+(`Chooser.READER`); when it answers NONE, the extractive planner's choice goes with `declined` set. Either
+planner offers a `rewriter` when `LLMConfig.variants` is set (or the role is `REWRITER`, where the model
+only rewrites and the extractive planner chooses), and shares the budget with it.
 """
 
 from __future__ import annotations
@@ -18,16 +25,27 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from engine.answers import ReferenceNeed
-from engine.llm_client import ChatClient, EndpointError, LLMConfig
+from engine.llm_client import ChatClient, EndpointError, LLMConfig, LLMRole
+from engine.planners import ExtractivePlanner
 from engine.planning import Plan, PlannerError, PlannerState
-from engine.verdicts import Proposal
+from engine.reader import LLMReader, LLMRewriter, Reader, Rewriter, passages
+from engine.verdicts import Chooser, Proposal
 
-__all__ = ["MAX_QUERIES", "LLMConfig", "LLMPlanner", "parse_plan", "plan_schema"]
+__all__ = [
+    "MAX_QUERIES",
+    "LLMConfig",
+    "LLMPlanner",
+    "ReaderPlanner",
+    "model_planner",
+    "parse_plan",
+    "plan_schema",
+]
 
 MAX_QUERIES = 3
 MAX_CLAUSES = 2
@@ -124,7 +142,7 @@ def parse_plan(content: str, state: PlannerState, *, final: bool) -> Plan:
         unknown = [s for s in sources if s not in state.pool.hits]
         if unknown:
             raise ValueError(f"sources {unknown} are not evidence ids")
-        proposals.append(Proposal(item["text"].strip(), need, tuple(sources)))
+        proposals.append(Proposal(item["text"].strip(), need, tuple(sources), chosen_by=Chooser.PLANNER))
     if not all(isinstance(q, str) and q.strip() for q in queries):
         raise ValueError("queries must be non-empty strings")
     if len(queries) > MAX_QUERIES:
@@ -138,11 +156,31 @@ class LLMPlanner:
     """Plans through a chat-completions endpoint within one time budget per answer; one retry on malformed
     output; a spent budget or a failed endpoint fails the round, and the answer's later rounds at once."""
 
-    __slots__ = ("_chat", "_config")
+    __slots__ = ("_chat", "_config", "_rewriter")
 
-    def __init__(self, config: LLMConfig, client: httpx.Client | None = None) -> None:
+    def __init__(
+        self, config: LLMConfig, client: httpx.Client | None = None, *, rewriter: Rewriter | None = None
+    ) -> None:
         self._config = config
         self._chat = ChatClient(config, client)
+        wanted = config.variants or config.role is LLMRole.REWRITER
+        self._rewriter = (rewriter or LLMRewriter(self._chat)) if wanted else None
+
+    @property
+    def config(self) -> LLMConfig:
+        """The endpoint and what one answer may ask of it."""
+        return self._config
+
+    @property
+    def rewriter(self) -> Rewriter | None:
+        """Writes the question's variants when the first round verifies nothing (`LLMConfig.variants`)."""
+        return self._rewriter
+
+    def deadline(self, state: PlannerState) -> float:
+        """When the model's calls for this answer stop: `budget_seconds` after the first of them."""
+        if state.planner_deadline is None:
+            state.planner_deadline = time.monotonic() + self._config.budget_seconds
+        return state.planner_deadline
 
     @property
     def name(self) -> str:
@@ -164,9 +202,7 @@ class LLMPlanner:
 
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
         """Ask the model; a malformed reply is retried once with the validation error, time allowing."""
-        if state.planner_deadline is None:
-            state.planner_deadline = time.monotonic() + self._config.budget_seconds
-        deadline = state.planner_deadline
+        deadline = self.deadline(state)
         ids = list(state.pool.hits)[: self._config.max_evidence]
         schema = plan_schema(ids, final=final)
         messages = [
@@ -192,3 +228,73 @@ class LLMPlanner:
                     {"role": "user", "content": f"Invalid reply: {error}. Reply with the JSON object only."},
                 ]
         raise PlannerError(f"malformed planner output twice: {error}")
+
+
+MAX_READ = 2
+"""Passages of one reading that become clauses, in the reader's order."""
+
+
+class ReaderPlanner(LLMPlanner):
+    """The extractive planner's ranking and searches, with the model reading the top-rated candidates to
+    choose the clauses; with `LLMRole.REWRITER`, the extractive planner's choice alone. A reading the model
+    fails (endpoint, budget, a malformed reply) fails the round, as `LLMPlanner` does."""
+
+    __slots__ = ("_extractive", "_reader")
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        client: httpx.Client | None = None,
+        *,
+        reader: Reader | None = None,
+        rewriter: Rewriter | None = None,
+    ) -> None:
+        super().__init__(config, client, rewriter=rewriter)
+        self._extractive = ExtractivePlanner()
+        reads = config.role is LLMRole.READER
+        self._reader = (reader or LLMReader(self.chat)) if reads else None
+
+    @property
+    def name(self) -> str:
+        """Shown in traces: the role, `+variants` when the model also rewrites, and the model."""
+        extra = "+variants" if self._reader is not None and self.rewriter is not None else ""
+        return f"{self._config.role.value}{extra}:{self._config.model}"
+
+    def plan(self, state: PlannerState, *, final: bool) -> Plan:
+        """The reader's choice among the top-rated eligible candidates (the extractive planner's when it
+        answers NONE, each marked `declined`), and the searches the chosen ones lead to."""
+        candidates = self._extractive.eligible(state, self._extractive.ranked(state))
+        shown = candidates[: self._config.reader_candidates]
+        if self._reader is None or not shown:
+            return self._extractive.plan(state, final=final)
+        deadline = self.deadline(state)
+        if time.monotonic() >= deadline:
+            raise PlannerError(
+                f"the model's budget of {self._config.budget_seconds:g} s for this answer is spent"
+            )
+        try:
+            reading = self._reader.read(state.question, passages(shown, state.pool), deadline)
+        except EndpointError:
+            state.planner_deadline = time.monotonic()  # the answer's later rounds do not ask again
+            raise
+        if reading.declined:
+            plan = self._extractive.plan(state, final=final)
+            plan.proposals = [replace(p, declined=True) for p in plan.proposals]
+        else:
+            chosen = [state.pool.hits[i] for i in reading.chosen[:MAX_READ]]
+            linked = bool(state.accepted) and not state.shape.comparison
+            proposals = [
+                Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked, chosen_by=Chooser.READER)
+                for h in chosen
+            ]
+            plan = self._extractive.follow(state, chosen, proposals, final=final)
+        plan.reading = reading.to_dict()
+        return plan
+
+
+def model_planner(config: LLMConfig, client: httpx.Client | None = None) -> LLMPlanner:
+    """The planner `config.role` names: `ReaderPlanner` for the reader and the rewriter, `LLMPlanner` for
+    the planner."""
+    if config.role is LLMRole.PLANNER:
+        return LLMPlanner(config, client)
+    return ReaderPlanner(config, client)

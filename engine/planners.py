@@ -55,7 +55,7 @@ class ExtractivePlanner:
 
     def plan(self, state: PlannerState, *, final: bool) -> Plan:
         """Propose the next sentence(s) and, unless final, the next subquery."""
-        ranked = [hit for hit, _ in self._rank(state)]
+        ranked = self.ranked(state)
         chosen = self._choose(state, ranked)
         linked = bool(state.accepted) and not state.shape.comparison  # see _choose: a named document
         per_part: list[Proposal] = []
@@ -67,11 +67,35 @@ class ExtractivePlanner:
             for h in chosen
         ]
         proposals += per_part
+        return self.follow(state, chosen, proposals, final=final)
+
+    def ranked(self, state: PlannerState) -> list[Hit]:
+        """Every sentence that could be proposed now, best first (`_rank`)."""
+        return [hit for hit, _ in self._rank(state)]
+
+    def follow(
+        self, state: PlannerState, chosen: Sequence[Hit], proposals: list[Proposal], *, final: bool
+    ) -> Plan:
+        """The plan of `proposals` drawn from `chosen`: done when final, when nothing was chosen, or when
+        coverage is met; otherwise with the next subquery that `chosen` leads to."""
         done = final or not chosen or state.coverage_met(chosen)
         if done:
             return Plan(proposals, [], True)
         query = self._next_query(state, chosen)
         return Plan(proposals, [query] if query else [], False)
+
+    def eligible(self, state: PlannerState, ranked: list[Hit]) -> list[Hit]:
+        """The ranked sentences a clause may be chosen from now, in order: those of documents no finding
+        cites yet when there are any, and past a bridge's first hop only those of a document the findings
+        or the question name (none, when no such document was found)."""
+        covered = state.covered_documents()
+        fresh = [h for h in ranked if h.path not in covered]
+        if state.accepted and not state.shape.comparison and self.named_hops:
+            held = state.held()
+            read = [*held, *(lead for h in held if (lead := state.pool.lead_of(h)))]
+            named = stems(" ".join([state.question, *(h.text for h in read)]))
+            return [h for h in fresh if stems(_title(h)) <= named]
+        return fresh or ranked
 
     def _choose(self, state: PlannerState, ranked: list[Hit]) -> list[Hit]:
         """The best-scored candidates, from documents no finding cites yet when there are any.
@@ -81,17 +105,8 @@ class ExtractivePlanner:
         what links one hop to the next, and a document reached by shared words alone is most often a wrong
         page.
         """
-        covered = state.covered_documents()
-        fresh = [h for h in ranked if h.path not in covered]
-        if state.accepted and not state.shape.comparison and self.named_hops:
-            held = state.held()
-            read = [*held, *(lead for h in held if (lead := state.pool.lead_of(h)))]
-            named = stems(" ".join([state.question, *(h.text for h in read)]))
-            fresh = [h for h in fresh if stems(_title(h)) <= named]
-            if not fresh:
-                return []  # no named document found: the answer stops at what it has
         picked: list[Hit] = []
-        for hit in fresh or ranked:
+        for hit in self.eligible(state, ranked):  # none past a bridge's hop that no finding names
             if len(picked) >= self.clauses_per_round:
                 break
             if all(hit.path != p.path for p in picked):

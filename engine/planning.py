@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.answers import RejectedClause
 from engine.evidence import EvidencePool
@@ -116,6 +116,8 @@ class Plan:
     proposals: list[Proposal] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
     done: bool = False
+    reading: dict[str, Any] | None = None
+    """What a model reader said in planning it (`engine.reader.Reading.to_dict`), kept by the trace."""
 
 
 class Planner(Protocol):

@@ -10,12 +10,17 @@ subquery that fails or brings nothing new is broadened once and then recorded as
 planner sees; it never sinks the round. When verification refuses every pick of a round, the planner is asked
 again what to search, so the next subquery does not follow a refused lead. Verification is run here, never by
 a planner, so no planner can emit an unverified clause.
+
+With a rewriter (`LLMConfig.variants`), a first round that verifies nothing is followed by one over the
+question's variants: each is searched on both lanes, and the new hits are merged after the first round's,
+which keep their slots (a variant's exact and vector hits before its typo and prefix ones); the round reads
+the best section again. Each round's trace names who chose each accepted clause and what a reader said.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
@@ -27,14 +32,19 @@ from engine.crossencoders import RelevanceModel
 from engine.nearest import refused_passage
 from engine.planning import FailedSearch, Plan, Planner, PlannerError, PlannerState
 from engine.search import Hit
+from engine.verdicts import Chooser
 from engine.verify import Verifier
 from engine.words import content_terms
 from indexer.database import Connection
 
-__all__ = ["Rounds", "SearchFn"]
+__all__ = ["RewriteFn", "Rounds", "SearchFn"]
 
 SearchFn = Callable[[str, int], list[Hit]]
 """A search under the question's filters: the query and how many hits."""
+RewriteFn = Callable[[PlannerState, Sequence[str]], list[str]]
+"""The question's variants, given the loop state and the headings the first search reached; raises
+`PlannerError` when the model cannot write them."""
+_STAGES = {None: 0, "exact": 0, "typo": 1, "prefix": 2}
 
 
 @contextmanager
@@ -60,12 +70,18 @@ class Rounds:
     fallback: Planner | None = None
     """Plans a round the planner failed (its error and this planner's name go into the round's trace)."""
     rescue: bool = False
-    """The fallback also plans a round whose every proposed clause was refused while the answer holds none
-    (set for a model's planner: a small model's picks must not cost the answer the fallback's)."""
+    """The fallback also plans a round whose every clause a model chose was refused while the answer holds
+    none (set for a model's planner: a small model's picks must not cost the answer the fallback's)."""
+    rewrite: RewriteFn | None = None
+    """Writes the question's variants for a first round that verified nothing (none: no variants)."""
 
     def fast(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
-        """The FastPath: one final round over the first retrieval."""
+        """The FastPath: one final round over the first retrieval (and one over the variants, if any)."""
         self.round(state, result, [state.question], first, final=True, retrieve_ms=ms)
+        varied = self._variants(state, result, first)
+        if varied is not None:
+            state.round = 2
+            self.round(state, result, varied[0], varied[1], final=True, retrieve_ms=varied[2], reread=True)
 
     def loop(self, state: PlannerState, result: Answer, first: list[Hit], ms: float) -> None:
         """The ReasonPath: rounds until the planner is done, coverage is met, or `state.max_rounds` ran.
@@ -77,10 +93,19 @@ class Rounds:
         """
         queries, hits = [state.question], first
         patience = self.config.one_hop_patience
+        reread = False
         for number in range(1, state.max_rounds + 1):
             state.round = number
             final = number == state.max_rounds
-            going_on, next_queries = self.round(state, result, queries, hits, final=final, retrieve_ms=ms)
+            going_on, next_queries = self.round(
+                state, result, queries, hits, final=final, retrieve_ms=ms, reread=reread
+            )
+            varied = self._variants(state, result, first) if number == 1 and not final else None
+            if varied is not None:  # the variants' round replaces whatever the planner asked next
+                queries, hits, ms = varied
+                reread = True
+                continue
+            reread = False
             if not going_on or final:
                 return
             if state.shape.hops == 1 and not result.clauses and 0 < patience <= number:
@@ -101,21 +126,25 @@ class Rounds:
         *,
         final: bool,
         retrieve_ms: float,
+        reread: bool = False,
     ) -> tuple[bool, list[str]]:
-        """One round: hold the new evidence, plan, verify; returns whether to go on and the next queries."""
+        """One round: hold the new evidence, plan, verify; returns whether to go on and the next queries.
+        `reread` reads the best section again, as a first round does (the variants' round)."""
         trace = RoundTrace(state.round, list(queries), timings_ms={"retrieve": retrieve_ms})
         if state.round == 1:
             state.queries_run.extend(queries)
         self._hold(state, queries, hits, trace)
-        self._rate(state, trace)
+        self._rate(state, trace, reread)
         plan = self._plan(state, trace, final=final)
         if plan is not None:
+            trace.reading = plan.reading
             self._verify(state, result, plan, trace)
             plan = self._rescue(state, result, plan, trace, final=final)
             if plan.proposals and not trace.accepted and not plan.done:
                 # Every pick was refused: its subquery would follow a lead the answer does not hold, so
                 # the planner, now seeing the refusals, says again what to search next.
-                again = self._plan(state, trace, final=final)
+                # A reader's searches are the extractive planner's: asked of it, without a model call.
+                again = self._replan(state, trace, final=final, read=plan.reading is not None)
                 if again is not None:
                     plan.queries = again.queries
         trace.failed_searches = [
@@ -144,7 +173,7 @@ class Rounds:
         # The planner reads this round's ranking, including evidence an earlier round already held.
         state.latest = [h for h in hits if h.sentence_id in state.pool.hits]
 
-    def _rate(self, state: PlannerState, trace: RoundTrace) -> None:
+    def _rate(self, state: PlannerState, trace: RoundTrace, reread: bool = False) -> None:
         """Rate this round's ranking for the question (and, before a first finding, for each of its parts)."""
         if self.relevance is None:
             return
@@ -152,7 +181,7 @@ class Rounds:
             parts = () if state.accepted else state.parts  # a part is answered by a first hop
             for query in dict.fromkeys([state.question, *parts]):
                 state.pool.rate(query, self.relevance, state.latest)
-            if state.round == 1 and state.shape.hops == 1 and self.config.section_units > 0:
+            if (state.round == 1 or reread) and state.shape.hops == 1 and self.config.section_units > 0:
                 self._read_section(state)
 
     def _read_section(self, state: PlannerState) -> None:
@@ -188,6 +217,13 @@ class Rounds:
                 trace.planned_by = self.fallback.name
                 return self.fallback.plan(state, final=final)
 
+    def _replan(self, state: PlannerState, trace: RoundTrace, *, final: bool, read: bool) -> Plan | None:
+        """The plan again, for its searches: the fallback's after a reader's round, else the planner's."""
+        if read and self.fallback is not None:
+            with _timed(trace.timings_ms, "plan"):
+                return self.fallback.plan(state, final=final)
+        return self._plan(state, trace, final=final)
+
     def _rescue(
         self, state: PlannerState, result: Answer, plan: Plan, trace: RoundTrace, *, final: bool
     ) -> Plan:
@@ -195,8 +231,8 @@ class Rounds:
         fallback plans the round again and its plan is verified and followed instead."""
         if not self.rescue or self.fallback is None or trace.planned_by is not None:
             return plan
-        if not plan.proposals or result.clauses:
-            return plan
+        if result.clauses or all(p.chosen_by is Chooser.EXTRACTIVE for p in plan.proposals):
+            return plan  # a clause held, or the model chose none (nothing, or a NONE the floors weigh)
         trace.planner_error = f"every clause {self.planner.name} proposed was refused"
         trace.planned_by = self.fallback.name
         with _timed(trace.timings_ms, "plan"):
@@ -211,6 +247,8 @@ class Rounds:
             verdicts = self.verifier.verify(state.question, plan.proposals, state.pool, accepted)
         for verdict in verdicts:
             apply_verdict(verdict, state, result, trace, self.config.conflict_policy)
+            if verdict.accepted:
+                trace.chosen_by[verdict.proposal.clause] = verdict.proposal.chosen_by.value
             if (near := refused_passage(verdict)) is not None:
                 result.nearest.append(near)  # kept only if the answer ends with no clause
         cited = [src for c in result.clauses if c.round == state.round for src in c.sources]
@@ -220,6 +258,38 @@ class Rounds:
                     conn, state.pool.contexts, [c for c in result.clauses if c.round == state.round]
                 )
                 trace.new_evidence = state.pool.hold_leads(conn, cited, state.round, trace.new_evidence)
+
+    def _variants(
+        self, state: PlannerState, result: Answer, first: list[Hit]
+    ) -> tuple[list[str], list[Hit], float] | None:
+        """After a first round that verified nothing: the question's new variants, the first retrieval with
+        their hits merged after it, and the milliseconds spent; None without a rewriter, a clause, or a
+        variant (why the model wrote none goes into the notes)."""
+        if self.rewrite is None or result.clauses:
+            return None
+        started = time.perf_counter()
+        hints = list(dict.fromkeys(" > ".join(h.heading_path) for h in first if h.heading_path))[:6]
+        try:
+            variants = [v for v in self.rewrite(state, hints) if state.is_new_query(v)]
+        except PlannerError as exc:
+            result.notes.append(f"no query variants: {exc}")
+            return None
+        if not variants:
+            return None
+        result.notes.append("query variants: " + " | ".join(variants))
+        state.queries_run.extend(variants)
+        found: list[tuple[int, int, Hit]] = []
+        for variant in variants:
+            try:
+                hits = self.search(variant, self.config.first_k)
+            except Exception as exc:  # one failing variant does not sink the round
+                state.failed.append(FailedSearch(variant, f"search failed: {exc}", state.round + 1))
+                continue
+            found += [(_STAGES.get(h.lexical_stage, 2), rank, h) for rank, h in enumerate(hits)]
+        merged = {h.sentence_id: h for h in first}
+        for _, _, hit in sorted(found, key=lambda item: item[:2]):
+            merged.setdefault(hit.sentence_id, hit)
+        return variants, list(merged.values()), 1000 * (time.perf_counter() - started)
 
     def _gather(self, state: PlannerState, queries: list[str]) -> list[Hit]:
         """Run each subquery (broadened once when it finds nothing new); failures are recorded, not raised."""

@@ -6,12 +6,13 @@ Planners write proposals and the controller reads verdicts; neither needs the ve
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
 
 from engine.answers import Budget, ReferenceNeed, Stage, Verification
 from engine.search import Hit
 
-__all__ = ["Conflict", "Proposal", "Verdict", "VerifyConfig", "refusal"]
+__all__ = ["Chooser", "Conflict", "Proposal", "Verdict", "VerifyConfig", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,29 @@ class VerifyConfig:
     max_sources: int = 1
     """Sources cited for a single-reference clause, strongest entailment first, on every budget: corroborating
     sources are where a small NLI model errs."""
+    min_relevance_read: float = 0.35
+    min_answer_check_read: float = 0.1
+    """A unit a model reader chose (`Chooser.READER`) is refused for bearing too little on the question only
+    when both models rate it low: the relevance model below `min_relevance_read` and the answer check below
+    `min_answer_check_read` (without an answer check, the relevance floor alone). Entailment, coverage,
+    contradiction and the composite judge it as any other clause."""
+    min_relevance_declined: float = 0.35
+    min_answer_check_declined: float = 0.1
+    """The floors of a clause proposed in a round whose reader answered NONE (`Proposal.declined`): the
+    relevance model's and the answer check's, each on its own, in place of `min_relevance` and
+    `min_answer_check`. Higher floors make the reader's NONE count towards abstaining."""
+
+    def floors(self, proposal: Proposal) -> tuple[float, float]:
+        """The relevance floor and the answer check's floor that apply to `proposal`: a bridge's later hop
+        has its own relevance floor; a reader's choice and a clause of a round the reader declined have
+        theirs."""
+        if proposal.chosen_by is Chooser.READER:
+            pair = (self.min_relevance_read, self.min_answer_check_read)
+        elif proposal.declined:
+            pair = (self.min_relevance_declined, self.min_answer_check_declined)
+        else:
+            pair = (self.min_relevance, self.min_answer_check)
+        return (self.min_relevance_linked, pair[1]) if proposal.linked else pair
 
     def for_budget(self, budget: Budget) -> VerifyConfig:
         """Low stops at the first sufficient support; high runs every stage on more candidates."""
@@ -60,6 +84,16 @@ class VerifyConfig:
         if budget is Budget.HIGH:
             return replace(self, supports_per_clause=8, stop_at_first_sufficient=False)
         return self
+
+
+class Chooser(enum.Enum):
+    """Who chose a proposed clause."""
+
+    EXTRACTIVE = "extractive"
+    READER = "reader"
+    """A model reading the top-rated candidates named it (`engine.reader`)."""
+    PLANNER = "llm planner"
+    """A model planning in JSON wrote it (`engine.llm_planner`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +109,10 @@ class Proposal:
     asks: str = ""
     """The part of a two-part question this clause answers ("...and on which path will it receive them?"):
     its sources may bear on that part more than on the whole question."""
+    chosen_by: Chooser = Chooser.EXTRACTIVE
+    declined: bool = False
+    """A model reader read this round's candidates and answered NONE; the extractive planner chose the
+    clause anyway, and the floors for a declined round apply (`VerifyConfig.min_relevance_declined`)."""
 
 
 @dataclass(frozen=True, slots=True)

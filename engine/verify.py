@@ -11,6 +11,11 @@ references, no contradiction, coverage, and a composite at or above the threshol
 second, docs-trained relevance model), a clause that passed every other stage is refused when the check reads
 its sources as a near miss: it is asked about nothing else (one call per such clause), so it can veto but
 never choose.
+
+A model reader's verdict counts as a signal (`engine.reader`): a unit it chose is refused for relevance only
+when the relevance model and the answer check both rate it below the reader's floors, never by either alone,
+and never by the answer check's veto; a clause of a round the reader declined (NONE) meets the declined
+floors instead. Entailment, coverage, contradiction and the composite judge every clause alike.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from engine.answers import ReferenceNeed, Stage, Verification
 from engine.crossencoders import EntailmentModel, EntailmentScores, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.search import Hit
-from engine.verdicts import Conflict, Proposal, Verdict, VerifyConfig, refusal
+from engine.verdicts import Chooser, Conflict, Proposal, Verdict, VerifyConfig, refusal
 from engine.words import content_terms, coverage, same_text, stems, subject
 
 __all__ = ["Verifier"]
@@ -243,22 +248,32 @@ class Verifier:
                 contradiction.probability,
                 config.contradiction_threshold,
             )
-        floor = config.min_relevance_linked if proposal.linked else config.min_relevance
+        floors = config.floors(proposal)
+        read = proposal.chosen_by is Chooser.READER
+        checked: float | None = None
         if self._relevance is not None and supports:
             best = _best_rating(pool.rate, self._relevance, question, proposal.asks, supports)
-            if best < floor:
+            if best < floors[0] and read:  # a reader's choice: refused only when the check agrees
+                checked = self._checked(question, proposal, supports, pool)
+                if checked is None or checked < floors[1]:
+                    shown = "" if checked is None else f", answer check {checked:.2f}"
+                    reason = f"sources do not bear on the question (relevance {best:.2f}{shown})"
+                    return refusal(
+                        proposal, Stage.RELEVANCE, reason, supports[0], best, floors[0], "relevance"
+                    )
+            elif best < floors[0]:
                 reason = f"sources do not bear on the question (relevance {best:.2f})"
-                return refusal(proposal, Stage.RELEVANCE, reason, supports[0], best, floor, "relevance")
+                return refusal(proposal, Stage.RELEVANCE, reason, supports[0], best, floors[0], "relevance")
         if verification.composite < config.threshold:
             composite = verification.composite
             reason = f"composite {composite:.2f} below {config.threshold}"
             top = supports[0] if supports else None
             return refusal(proposal, Stage.COMPOSITE, reason, top, composite, config.threshold, "composite")
-        checked = self._checked(question, proposal, supports, pool)  # last: only a clause that would pass
-        if checked is not None and checked < config.min_answer_check:
+        if checked is None:  # last: only a clause that would pass is checked
+            checked = self._checked(question, proposal, supports, pool)
+        if checked is not None and checked < floors[1] and not read:
             reason = f"the answer check reads its sources as a near miss ({checked:.2f})"
-            limit = config.min_answer_check
-            return refusal(proposal, Stage.RELEVANCE, reason, supports[0], checked, limit, "answer_check")
+            return refusal(proposal, Stage.RELEVANCE, reason, supports[0], checked, floors[1], "answer_check")
         verification.answer_check = checked
         return Verdict(proposal, None, "entailed", supports, verification, verification.composite)
 
