@@ -3,7 +3,7 @@
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
         [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--one-hop-patience N]
         [--answer-check none|PATH]
-        [--llm-url URL [--llm-model M] [--llm-budget S] [--compare-llm]]
+        [--llm-url URL [--llm-model M] [--llm-budget S] [--llm-modes M1,M2] [--compare-llm]]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
 corpus, indexed and embedded with the default model; the engine then answers each question over the whole
@@ -19,11 +19,11 @@ sentence is gold when most of its words are in a gold sentence of the same parag
 - recall and precision again for comparison and for bridge questions, as the engine's router classes them;
 - with an LLM planner, who planned its rounds (`llm_compare.RoundCounts`).
 
-`--compare-llm` (with `--llm-url`) answers every question twice on the same index, first with the extractive
-planner, then with the LLM planner (answers are never stored, so neither is served the other's); it prints
-each planner's figures as above, then side by side: answer hit rate (cites a gold sentence), loop recall,
-citation precision, abstention, mean rounds, latency p50/p95 over all questions. `--dump` then writes a line
-per question and planner (`planner`).
+`--compare-llm` (with `--llm-url`) answers every question on the same index, first with the extractive
+planner, then with the model in each of `--llm-modes` (`llm_compare.MODES`; answers are never stored, so
+none is served another's); it prints each planner's figures as above, then side by side: answer hit rate
+(cites a gold sentence), loop recall, citation precision, abstention, mean rounds, latency p50/p95 over all
+questions. `--dump` then writes a line per question and planner (`planner`).
 
 The shipped cross-encoders are used when their weights are present (the reranker in retrieval and
 verification, NLI in verification); without them the run says so. Prints figures; asserts nothing.
@@ -191,7 +191,7 @@ def _print_compare(names: list[str], one: _Tally, tallies: list[_Tally], kinds: 
         *latency_rows("latency", [[v for vs in t.latency.values() for v in vs] for t in tallies]),
     ]
     print("\n== side by side, every question answered by each planner")
-    print_side_by_side(["extractive", "llm"], rows)
+    print_side_by_side(names, rows)
 
 
 def main() -> None:
@@ -332,7 +332,7 @@ def main() -> None:
     names = [planner.name for planner in planners.values()]
     if args.compare_llm:
         print(f"{names[1]} at {args.llm_url}, {args.llm_budget:g} s per answer; compared with extractive")
-        _print_compare(names, one, list(tallies.values()), kinds)
+        _print_compare(list(planners), one, list(tallies.values()), kinds)
     else:
         _print_one(names[0], one, tallies[next(iter(planners))], kinds)
 

@@ -1,8 +1,12 @@
 """Helpers for the answer benchmarks that answer every question with the extractive planner and then with an
 LLM planner in one run on one index (`hotpotqa.py --compare-llm`, `docs_qa.py --llm-url`).
 
-- `add_llm_arguments`, `llm_config`, `planners_for`: the `--llm-url`, `--llm-model`, `--llm-budget` (and
-  `--compare-llm`) options, the `LLMConfig` they name and the planners a run answers with, by label;
+- `add_llm_arguments`, `llm_config`, `planners_for`: the `--llm-url`, `--llm-model`, `--llm-budget`,
+  `--llm-modes` (and `--compare-llm`) options, the `LLMConfig` they name and the planners a run answers
+  with, by label; `mode_configs`: the `LLMConfig` of each mode (`MODES`: the model as planner, as reader,
+  as rewriter of query variants, or reader and rewriter), by label;
+- `add_floor_arguments`, `floor_settings`: `--reader-floors` and `--declined-floors`, the verifier's floors
+  for a reader's choice and for a round the reader declined;
 - `RoundCounts`: who planned the rounds of the LLM planner's answers: the model; the extractive planner
   rescuing a round whose every clause the model proposed verification refused; the extractive planner
   planning a round the model failed (endpoint refused or timed out, the answer's budget spent, a reply
@@ -18,26 +22,39 @@ from __future__ import annotations
 import argparse
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchkit import mean, percentile
 
-from engine.llm_client import LLMConfig
-from engine.llm_planner import LLMPlanner
+from engine.config import EngineConfig
+from engine.llm_client import LLMConfig, LLMRole
+from engine.llm_planner import LLMPlanner, model_planner
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner
 
 __all__ = [
+    "MODES",
     "PlannerTally",
     "RoundCounts",
+    "add_floor_arguments",
     "add_llm_arguments",
     "close_planners",
+    "floor_settings",
     "latency_rows",
     "llm_config",
+    "mode_configs",
     "planners_for",
     "print_side_by_side",
 ]
+
+MODES = {
+    "planner": (LLMRole.PLANNER, False),
+    "reader": (LLMRole.READER, False),
+    "variants": (LLMRole.REWRITER, True),
+    "both": (LLMRole.READER, True),
+}
+"""What the model does in each mode: its role, and whether it writes query variants."""
 
 _REFUSED = "every clause"
 """How `engine.rounds` opens the `planner_error` of a round the extractive planner rescued."""
@@ -48,6 +65,11 @@ def add_llm_arguments(parser: argparse.ArgumentParser, url_help: str, *, compare
     parser.add_argument("--llm-url", help=url_help)
     parser.add_argument("--llm-model", default="gemma3-270m", help="with --llm-url: the model name")
     parser.add_argument("--llm-budget", type=float, default=10.0, help="with --llm-url: seconds per answer")
+    parser.add_argument(
+        "--llm-modes",
+        default="reader",
+        help=f"with --llm-url: comma-separated, each answering every question ({', '.join(MODES)})",
+    )
     if compare:
         parser.add_argument(
             "--compare-llm",
@@ -57,22 +79,67 @@ def add_llm_arguments(parser: argparse.ArgumentParser, url_help: str, *, compare
 
 
 def llm_config(args: argparse.Namespace) -> LLMConfig | None:
-    """The endpoint `--llm-url` names (None without it), with the model and the per-answer budget."""
+    """The endpoint `--llm-url` names (None without it), with the model, the per-answer budget and the
+    first of `--llm-modes`."""
+    configs = mode_configs(args)
+    return next(iter(configs.values())) if configs else None
+
+
+def mode_configs(args: argparse.Namespace) -> dict[str, LLMConfig]:
+    """The `LLMConfig` of each of `--llm-modes`, by mode, on the endpoint `--llm-url` names (none without
+    it); an unknown mode stops the run."""
     if not args.llm_url:
-        return None
-    return LLMConfig(args.llm_url, args.llm_model, budget_seconds=args.llm_budget)
+        return {}
+    base = LLMConfig(args.llm_url, args.llm_model, budget_seconds=args.llm_budget)
+    configs = {}
+    for mode in (m.strip() for m in args.llm_modes.split(",") if m.strip()):
+        if mode not in MODES:
+            raise SystemExit(f"--llm-modes: unknown mode {mode!r} (known: {', '.join(MODES)})")
+        role, variants = MODES[mode]
+        configs[mode] = replace(base, role=role, variants=variants)
+    return configs
+
+
+def add_floor_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--reader-floors REL,CHECK` and `--declined-floors REL,CHECK` (see `floor_settings`)."""
+    parser.add_argument(
+        "--reader-floors", default=None, help="VerifyConfig.min_relevance_read,min_answer_check_read"
+    )
+    parser.add_argument(
+        "--declined-floors",
+        default=None,
+        help="VerifyConfig.min_relevance_declined,min_answer_check_declined",
+    )
+
+
+def floor_settings(args: argparse.Namespace, base: EngineConfig | None) -> EngineConfig | None:
+    """`base` (the engine's defaults when None) with the floors `add_floor_arguments`' flags set; `base`
+    itself when they set none."""
+    if args.reader_floors is None and args.declined_floors is None:
+        return base
+    settings = base or EngineConfig()
+    verify = settings.verify
+    if args.reader_floors is not None:
+        rel, check = (float(v) for v in args.reader_floors.split(","))
+        verify = replace(verify, min_relevance_read=rel, min_answer_check_read=check)
+    if args.declined_floors is not None:
+        rel, check = (float(v) for v in args.declined_floors.split(","))
+        verify = replace(verify, min_relevance_declined=rel, min_answer_check_declined=check)
+    return replace(settings, verify=verify)
 
 
 def planners_for(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Planner]:
-    """The planners a run answers with, by label: "extractive"; "llm" with `--llm-url`; both, in that
-    order, with `--compare-llm` (which without `--llm-url` is a usage error)."""
-    llm = llm_config(args)
-    if getattr(args, "compare_llm", False) and llm is None:
+    """The planners a run answers with, by label: "extractive"; each of `--llm-modes` with `--llm-url`;
+    "extractive" first, then each mode, with `--compare-llm` (which without `--llm-url` is a usage
+    error)."""
+    configs = mode_configs(args)
+    if getattr(args, "compare_llm", False) and not configs:
         parser.error("--compare-llm needs --llm-url")
-    if llm is None:
+    if not configs:
         return {"extractive": ExtractivePlanner()}
     both = getattr(args, "compare_llm", False)
-    return {**({"extractive": ExtractivePlanner()} if both else {}), "llm": LLMPlanner(llm)}
+    models: dict[str, Planner] = {mode: model_planner(config) for mode, config in configs.items()}
+    return {**({"extractive": ExtractivePlanner()} if both else {}), **models}
 
 
 def close_planners(planners: Mapping[str, Planner]) -> None:

@@ -22,16 +22,25 @@ class Status:
     body: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """Answer with this content and, as OpenAI's `logprobs` give them, the first token's alternatives."""
+
+    content: str
+    first_token: tuple[tuple[str, float], ...] = ()
+
+
 HANG = "__hang__"
 """A scripted reply: accept the request and answer nothing until the server closes."""
 
-Reply = str | int | Status
+Reply = str | int | Status | Completion
 
 
 class FakeChatServer:
-    """Answers POST /v1/chat/completions with the next scripted reply (a message content string, an int
-    status to fail with, a `Status`, or `HANG`) and GET /v1/models with one model; records every request
-    body and header, so tests can check what the planner sent and how it reacted."""
+    """Answers POST /v1/chat/completions with the next scripted reply (a message content string, a
+    `Completion` with log-probabilities, an int status to fail with, a `Status`, or `HANG`) and GET
+    /v1/models with one model; records every request body and header, so tests can check what the planner
+    sent and how it reacted."""
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
@@ -67,6 +76,12 @@ class FakeChatServer:
                     self._send(reply, b'{"error": "scripted failure"}')
                 elif isinstance(reply, Status):
                     self._send(reply.code, reply.body.encode())
+                elif isinstance(reply, Completion):
+                    top = [{"token": t, "logprob": lp} for t, lp in reply.first_token]
+                    logprobs = {"content": [{**top[0], "top_logprobs": top}]} if top else None
+                    message = {"role": "assistant", "content": reply.content}
+                    choice = {"message": message, "logprobs": logprobs}
+                    self._send(200, json.dumps({"choices": [choice]}).encode())
                 else:
                     message = {"role": "assistant", "content": reply}
                     self._send(200, json.dumps({"choices": [{"message": message}]}).encode())
