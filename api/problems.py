@@ -20,7 +20,7 @@ from litestar.exceptions import HTTPException
 from litestar.types import ExceptionHandlersMap
 
 from api.contract import PROBLEM_JSON
-from engine.inputs import MAX_QUERY_CHARS, QUERY, InputError, required_text
+from engine.inputs import HITS, MAX_K, MAX_QUERY_CHARS, QUERY, InputError, hit_count, required_text
 from indexer.database import DatabaseError
 
 __all__ = ["PROBLEM_JSON", "exception_handlers", "problem"]
@@ -46,19 +46,31 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
-_QUERY_TEXTS = {"q": (QUERY, MAX_QUERY_CHARS)}
-"""Query parameters under the input contract (`engine.inputs`) that Litestar checks before the handler."""
+def _query_text(value: str | None) -> None:
+    required_text(QUERY, value, MAX_QUERY_CHARS)
+
+
+def _query_hits(value: str | None) -> None:
+    try:
+        count = int(value or "")
+    except ValueError:
+        return  # not a number: Litestar's own message says so, as argparse's does for `-k`
+    hit_count(count, MAX_K)
+
+
+_QUERY_CHECKS = {QUERY: _query_text, HITS: _query_hits}
+"""Query parameters under the input contract (`engine.inputs`) that Litestar checks against the OpenAPI
+schema before the handler, with the contract's check of each."""
 
 
 def _contract_detail(request: Request[Any, Any, Any], errors: list[Any]) -> str | None:
-    """The contract's message for a query text Litestar refused, so the API says what the CLI says; None
-    when no such parameter is among `errors`."""
+    """The contract's message for a query parameter Litestar refused, so the API says what the CLI says;
+    None when no such parameter is among `errors`."""
     for error in errors:
         key = error.get("key") if isinstance(error, dict) else None
-        if key in _QUERY_TEXTS and error.get("source") == "query":
-            name, limit = _QUERY_TEXTS[key]
+        if key in _QUERY_CHECKS and error.get("source") == "query":
             try:
-                required_text(name, request.query_params.get(key), limit)
+                _QUERY_CHECKS[key](request.query_params.get(key))
             except InputError as refused:
                 return str(refused)
     return None

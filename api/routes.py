@@ -7,8 +7,8 @@ and shape the result; every query gets the key's repositories so scoping happens
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
 from uuid import UUID
 
 import msgspec
@@ -41,7 +41,7 @@ from api.models import (
     StatusTotalsOut,
     ThresholdsOut,
 )
-from engine.inputs import QUERY, QUESTION, InputError, optional_text, required_text
+from engine.inputs import QUERY, QUESTION, InputError, hit_count, optional_text, required_text
 from engine.search import Filters, SearchMode
 from engine.store import load_answer
 from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
@@ -52,6 +52,8 @@ __all__ = ["ROUTES"]
 
 AnyRequest = Request[Any, Any, Any]
 StatusShape = TypeVar("StatusShape", RepositoryStatusOut, StatusTotalsOut)
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def _route(
@@ -63,20 +65,23 @@ def _route(
     )
 
 
-def _optional(name: str, value: str | None, max_chars: int) -> str | None:
-    """A stripped text input (None when blank), or a 400 saying what is wrong with it (`engine.inputs`)."""
+def _checked(check: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """What the contract's `check` returns (`engine.inputs`), or a 400 with its message as the detail: the CLI
+    refuses the same input with the same message."""
     try:
-        return optional_text(name, value, max_chars)
+        return check(*args, **kwargs)
     except InputError as exc:
         raise ValidationException(str(exc)) from exc
+
+
+def _optional(name: str, value: str | None, max_chars: int) -> str | None:
+    """A stripped text input (None when blank), or a 400 saying what is wrong with it."""
+    return _checked(optional_text, name, value, max_chars)
 
 
 def _required(name: str, value: str | None, max_chars: int) -> str:
-    """Like `_optional`, but blank is a 400 too: the CLI refuses the same input with the same message."""
-    try:
-        return required_text(name, value, max_chars)
-    except InputError as exc:
-        raise ValidationException(str(exc)) from exc
+    """Like `_optional`, but blank is a 400 too."""
+    return _checked(required_text, name, value, max_chars)
 
 
 def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...] | None:
@@ -131,8 +136,7 @@ def search(
     its forge when the repository has a link template; `context=true` adds the sentences either side."""
     limits = services.settings.limits
     query = _required(QUERY, q, limits.max_query_chars)
-    if not 1 <= k <= limits.max_k:
-        raise ValidationException(f"k must be between 1 and {limits.max_k}, got {k}")
+    _checked(hit_count, k, limits.max_k)
     scope = access_of(request).restrict(_repositories(repo, limits.max_query_chars))
     prefix = _optional("path_prefix", path_prefix, limits.max_query_chars)
     hits = services.retriever.search(query, k, mode=lane, filters=Filters(scope, prefix))

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from engine.inputs import MAX_QUERY_CHARS, MAX_QUESTION_CHARS
+from engine.inputs import MAX_K, MAX_QUERY_CHARS, MAX_QUESTION_CHARS
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_SENTENCES",
@@ -48,7 +48,7 @@ class ApiKey:
 
 DEFAULT_MAX_QUESTION_CHARS = MAX_QUESTION_CHARS
 """The CLI's limits too (`engine.inputs`): stated there once."""
-DEFAULT_MAX_K = 100
+DEFAULT_MAX_K = MAX_K
 DEFAULT_MAX_QUERY_CHARS = MAX_QUERY_CHARS
 DEFAULT_MAX_DOCUMENT_SENTENCES = 1000
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from daemon.assembly import build_engine, model_names
-from daemon.config import Config
 from engine.caveats import WARNING
-from engine.llm_client import probe_endpoint
-from engine.search import Filters
-from indexer.database import Database
+
+if TYPE_CHECKING:  # printing an answer (`ask` through a server) loads no model and no database driver
+    from daemon.config import Config
+    from engine.search import Filters
+    from indexer.database import Database
 
 __all__ = ["ask", "planner_status", "print_answer", "refusal", "render_answer", "render_planner_status"]
 
@@ -90,6 +90,8 @@ def ask(
 ) -> int:
     """`citeline ask` in this process: answer one question (no watcher runs here, so the answer warns of
     files changed on disk since indexed); exit 0 for an answer, 1 when insufficient or failed."""
+    from daemon.assembly import build_engine, model_names
+
     engine = build_engine(database, model_names(config), config.retrieval, compare_disk=True)
     try:
         result = engine.answer(question, budget, filters).to_dict()
@@ -101,6 +103,9 @@ def ask(
 def planner_status(config: Config) -> dict[str, Any]:
     """The configured planner and, for an LLM one, whether its endpoint answers now. An endpoint that does not
     is reported, not an error: the extractive planner answers in its place."""
+    from daemon.assembly import model_names
+    from engine.llm_client import probe_endpoint
+
     llm = model_names(config).llm
     if llm is None:
         return {"kind": "extractive"}

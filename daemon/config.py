@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.crossencoders import CrossEncoderPrecision
 from engine.llm_client import LLMRole
+from engine.precision import CrossEncoderPrecision
 from engine.search import RetrievalConfig
-from indexer.embedder import EmbedderRuntime, runs_on_onnx
 from indexer.embedding_context import PreviousSentence
-from indexer.embedding_queue import QueueOptions
 from indexer.forge import LinkTemplateError, check_template
 from indexer.markdown import CodeMode
+from indexer.queue_options import QueueOptions
+from indexer.runtimes import EmbedderRuntime, runs_on_onnx
 
 __all__ = [
     "ApiConfig",

@@ -25,16 +25,13 @@ from engine.inputs import (
     QUERY,
     QUESTION,
     InputError,
+    hit_count,
     optional_text,
     required_text,
 )
 from engine.search import Filters, SearchMode
 
-__all__ = ["MAX_K", "run_lookup"]
-
-MAX_K = 1000
-"""The most hits `citeline search -k` returns (the server's limit is lower: above it, the search is local)."""
-SERVER_MAX_K = 100
+__all__ = ["run_lookup"]
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -75,7 +72,7 @@ def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
 def _search(
     args: argparse.Namespace, query: str, filters: Filters, config: Config, record: ServerRecord | None
 ) -> int:
-    if record is not None and args.k <= SERVER_MAX_K:
+    if record is not None:
         try:
             hits = remote_search(
                 record, _token(config), query, args.k, args.lane, filters.repositories, filters.path_prefix
@@ -129,11 +126,10 @@ _LOOKUPS: dict[str, tuple[_Lookup, str, int]] = {
 def run_lookup(args: argparse.Namespace) -> int:
     """Run `search` or `ask`: 2 for input the contract refuses (or a server refused), else the command's
     own status. `--local` skips the server."""
-    if args.command == "search" and not 1 <= args.k <= MAX_K:
-        print(f"citeline search: -k must be between 1 and {MAX_K}", file=sys.stderr)
-        return 2
     lookup, name, limit = _LOOKUPS[args.command]
     try:
+        if args.command == "search":
+            hit_count(args.k)
         text = required_text(name, args.query if args.command == "search" else args.question, limit)
         filters = _filters(args)
         config = load_config(args.config)

@@ -9,9 +9,13 @@ gets them anew (`replace_caveats`).
 
 from __future__ import annotations
 
-from engine.search import Filters
-from indexer.database import Connection
+from typing import TYPE_CHECKING
+
 from indexer.staleness import changed_on_disk, unembedded_in_scope
+
+if TYPE_CHECKING:  # annotations only: printing an answer's warnings needs no database driver
+    from engine.search import Filters
+    from indexer.database import Connection
 
 __all__ = ["DRAIN_HINT", "WARNING", "caveats", "replace_caveats"]
 

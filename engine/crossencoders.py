@@ -9,7 +9,6 @@ NLI models disagree on the order of their three classes, so the order is read fr
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from engine.precision import CrossEncoderPrecision
 from indexer.batching import token_batches
 from indexer.embedder import has_native_bf16
 
@@ -36,15 +36,6 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 """Shipped models: ``entailment/`` (3 classes), ``relevance/`` and ``answer_check/`` (1 score each)."""
 
 _NLI_PREFIXES = ("entail", "neutral", "contradict")
-
-
-class CrossEncoderPrecision(enum.Enum):
-    """The dtype the cross-encoders compute in on a CPU (a GPU keeps the weights' own)."""
-
-    AUTO = "auto"
-    """bfloat16 where the CPU multiplies it in hardware (AMX or AVX-512 BF16), else float32."""
-    FLOAT32 = "float32"
-    BFLOAT16 = "bfloat16"
 
 
 @dataclass(frozen=True, slots=True)

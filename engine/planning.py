@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.answers import RejectedClause
-from engine.evidence import EvidencePool
 from engine.routing import QuestionShape
 from engine.search import Hit
 from engine.verdicts import Proposal
 from engine.words import stems
+
+if TYPE_CHECKING:  # annotations only: `engine.llm_client` (its `PlannerError`) and so the configuration
+    # are read without the evidence's models, numpy or the database driver
+    from engine.evidence import EvidencePool
 
 __all__ = [
     "OPEN_TERMS_SHARE",

@@ -26,7 +26,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from pgvector import HalfVector
@@ -52,6 +52,7 @@ from indexer.embedding_sql import (
     ensure_model,
     pending_items,
 )
+from indexer.queue_options import QueueOptions
 
 __all__ = [
     "BatchResult",
@@ -69,17 +70,6 @@ __all__ = [
 
 class ModelMismatchError(RuntimeError):
     """The database records another model than this worker's: its vectors would not be comparable."""
-
-
-@dataclass(frozen=True, slots=True)
-class QueueOptions:
-    """How a worker claims and retries; a failed item waits `retry_delay_seconds` x attempts to be retried."""
-
-    batch_size: int = 256
-    lease_seconds: float = 300.0
-    max_attempts: int = 3
-    retry_delay_seconds: float = 10.0
-    context: ContextOptions = field(default_factory=ContextOptions)
 
 
 @dataclass(frozen=True, slots=True)

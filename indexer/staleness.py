@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from indexer.database import Connection
+if TYPE_CHECKING:  # annotations only: `engine.caveats` is read by the CLI's printing without the driver
+    from indexer.database import Connection
 
 __all__ = ["MAX_COMPARED", "SkippedFile", "changed_on_disk", "skipped_files", "unembedded_in_scope"]
 

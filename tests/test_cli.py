@@ -60,7 +60,7 @@ def test_human_output_and_errors(repo_dir: Path, capsys: pytest.CaptureFixture[s
     assert main(["search", "bootstrapping"]) == 0
     assert "docs/a.md:1" in capsys.readouterr().out
     assert main(["search", "x", "-k", "0"]) == 2
-    assert "-k must be between" in capsys.readouterr().err
+    assert capsys.readouterr().err == "citeline search: k must be between 1 and 1000, got 0\n"
     assert main(["index", str(repo_dir / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
 

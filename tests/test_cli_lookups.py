@@ -4,6 +4,7 @@ recorded for the same data dir and database."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ from daemon.cli import main
 from daemon.instance import RECORD, database_digest, find_server, recorded_server
 from daemon.logs import QUIET_ENV, quiet_model_loading
 from engine.answers import Answer
+from engine.inputs import MAX_K
 from engine.kinds import Budget, Route, Stage, Status
 from engine.passages import NearPassage
 from engine.search import Filters, Hit, Retriever
@@ -43,6 +45,8 @@ BAD_INPUT = [
     (["search", ""], "GET", {"q": ""}),
     (["search", "  "], "GET", {"q": "  "}),
     (["search", "y" * 501], "GET", {"q": "y" * 501}),
+    (["search", "stage", "-k", "0"], "GET", {"q": "stage", "k": "0"}),
+    (["search", "stage", "-k", "1001"], "GET", {"q": "stage", "k": "1001"}),
 ]
 
 
@@ -165,6 +169,39 @@ def test_ask_and_search_go_through_a_running_server(
         assert main(["search", "stage download", "--lane", "lexical", "--json", "-k", "3"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert hits[0]["text"] == "Stage 0 downloads a prebuilt beta toolchain."
+
+
+def test_the_cli_and_the_api_take_the_same_largest_number_of_hits(
+    data_dir: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    with client_for(clean_database, lexical_retriever, None) as client:
+        response = client.get("/v1/search", params={"q": "stage", "k": str(MAX_K), "lane": "lexical"})
+    assert response.status_code == 200
+    assert main(["search", "stage", "-k", str(MAX_K), "--lane", "lexical"]) == 0
+
+
+LOOKUP_PATH = """
+import sys
+import daemon.answering, daemon.cli, daemon.lookups, daemon.remote
+heavy = ("numpy", "psycopg", "torch", "engine.controller", "indexer.reconcile", "daemon.assembly")
+print(" ".join(name for name in heavy if name in sys.modules))
+"""
+
+
+def test_a_lookup_through_a_server_imports_no_model_numpy_or_database_driver() -> None:
+    imported = subprocess.run([sys.executable, "-c", LOOKUP_PATH], capture_output=True, text=True, check=True)
+    assert imported.stdout.split() == []
+
+
+def test_every_name_of_the_search_package_is_its_module_own_when_first_read() -> None:
+    import engine.search
+
+    for name in engine.search.__all__:
+        home = importlib.import_module(f"engine.search.{engine.search._HOMES[name]}")
+        assert getattr(engine.search, name) is getattr(home, name)
+    assert set(engine.search._HOMES) == set(engine.search.__all__)
+    with pytest.raises(AttributeError):
+        _ = engine.search.NotAName  # type: ignore[attr-defined]
 
 
 def test_a_record_left_by_a_process_that_is_gone_is_ignored(tmp_path: Path) -> None:

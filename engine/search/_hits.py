@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from indexer.database import Connection
+if TYPE_CHECKING:  # annotations only: the CLI reads the search contract without the database driver
+    from indexer.database import Connection
 
 __all__ = ["Hit", "headed_text", "load_hits"]
 
