@@ -1,6 +1,7 @@
-"""The LLM planner end to end against a real llama.cpp server on the packaged small model: through
-`citeline ask` (a real subprocess) and through the API. Skipped, saying why, without the `llm` extra, except
-where CITELINE_REQUIRE_REAL_LLM is set (CI), where a missing extra fails them."""
+"""The LLM planner and the LLM reader end to end against a real llama.cpp server on the packaged small model:
+through `citeline ask` (a real subprocess), through the API, and the reader's request (plain text with the
+first token's log-probabilities) as the real server answers it. Skipped, saying why, without the `llm`
+extra, except where CITELINE_REQUIRE_REAL_LLM is set (CI), where a missing extra fails them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -18,7 +20,9 @@ import pytest
 from api.app import create_app
 from api.settings import ApiSettings
 from engine.controller import AnswerEngine, EngineConfig, answer
-from engine.llm_planner import LLMConfig, LLMPlanner
+from engine.llm_client import ChatClient, LLMRole
+from engine.llm_planner import LLMConfig, LLMPlanner, ReaderPlanner
+from engine.reader import ALTERNATIVES, READ_TOKENS, Passage, p_none, reader_messages
 from engine.search import Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
@@ -79,6 +83,7 @@ def test_citeline_ask_plans_with_the_real_model_and_cites_the_page(
         "CITELINE_PLANNER__KIND": "llm",
         "CITELINE_PLANNER__URL": llm_url,
         "CITELINE_PLANNER__MODEL": MODEL,
+        "CITELINE_PLANNER__ROLE": "planner",
     }
     env.pop("CITELINE_CONFIG", None)
     assert _citeline(["index", str(one_page)], env).returncode == 0
@@ -91,7 +96,7 @@ def test_citeline_ask_plans_with_the_real_model_and_cites_the_page(
     assert result["status"] == "answer"
     assert result["clauses"][0]["sources"][0]["path"] == "gateway.md"
     assert any("SIGHUP" in s["text"] for c in result["clauses"] for s in c["sources"])
-    assert _the_model_replied_in_schema(result["trace"][0])
+    assert _the_model_replied_in_schema(result["trace"][0]), result["trace"][0]["planner_error"]
 
 
 @pytest.fixture
@@ -99,7 +104,7 @@ def api_engine(
     llm_url: str, one_page: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
 ) -> Iterator[tuple[AnswerEngine, LLMPlanner]]:
     reconcile_repository(conn, Repository("docs", one_page))
-    planner = LLMPlanner(LLMConfig(llm_url, MODEL))
+    planner = LLMPlanner(LLMConfig(llm_url, MODEL, role=LLMRole.PLANNER))
     config = EngineConfig(verify=VerifyConfig(threshold=0.5), store=False)
     engine = AnswerEngine(
         clean_database,
@@ -130,3 +135,51 @@ def test_the_api_answers_with_the_real_model_and_reports_the_planner_ready(
     assert body["clauses"][0]["sources"][0]["path"] == "gateway.md"
     assert any("SIGHUP" in s["text"] for c in body["clauses"] for s in c["sources"])
     assert _the_model_replied_in_schema(body["trace"][0])
+
+
+def test_the_real_server_answers_the_readers_request_with_the_first_tokens_log_probabilities(
+    llm_url: str,
+) -> None:
+    chat = ChatClient(LLMConfig(llm_url, MODEL))
+    lines = GATEWAY.split("\n")[4].split(". ")
+    shown = [Passage(n, ("Gateway", "Configuration"), line) for n, line in enumerate(lines, 1)]
+    try:
+        reply = chat.ask(
+            reader_messages(QUESTION, shown),
+            time.monotonic() + 60,
+            max_tokens=READ_TOKENS,
+            alternatives=ALTERNATIVES,
+        )
+    finally:
+        chat.close()
+    assert reply.text.strip()
+    assert len(reply.first_token) > 1
+    chance = p_none(reply.first_token)
+    assert chance is not None and 0.0 <= chance <= 1.0
+
+
+def test_the_reader_on_the_real_model_reads_or_hands_the_round_to_the_extractive_planner(
+    llm_url: str, one_page: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    """The 270M model often answers the reader's prompt with prose: the strict parse refuses it and the
+    extractive planner plans the round; either way the answer cites the page, and no request failed."""
+    reconcile_repository(conn, Repository("docs", one_page))
+    planner = ReaderPlanner(LLMConfig(llm_url, MODEL))
+    engine = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        planner=planner,
+        config=EngineConfig(verify=VerifyConfig(threshold=0.5), store=False),
+        pool=lexical_retriever.pool,
+    )
+    try:
+        result = engine.answer(QUESTION)
+    finally:
+        planner.close()
+    first = result.trace[0]
+    assert first.reading is not None or "the reader's reply is malformed" in (first.planner_error or "")
+    assert result.status.value == "answer"
+    assert any("SIGHUP" in s.text for c in result.clauses for s in c.sources)
+    assert set(first.chosen_by.values()) <= {"reader", "extractive"} and first.chosen_by
