@@ -18,25 +18,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import structlog
 
 from daemon.config import Config, ConfigError, PlannerKind, load_config
-from engine.answers import Answer
-from engine.config import EngineConfig
-from engine.controller import AnswerEngine, answer
-from engine.crossencoders import (
-    CrossEncoderPrecision,
-    RelevanceModel,
-    load_answer_check,
-    load_entailment,
-    load_relevance,
-)
-from engine.llm_planner import LLMConfig, LLMPlanner, model_planner
+from engine.precision import CrossEncoderPrecision
 from engine.search import Filters, RetrievalConfig, Retriever, SearchMode
 from indexer.database import Database, open_database
-from indexer.embedder import EmbedderRuntime, EmbeddingModel, load_embedding_model
+from indexer.runtimes import EmbedderRuntime
+
+if TYPE_CHECKING:  # model and engine code is imported where it is used: `search --lane lexical` loads none
+    from engine.answers import Answer
+    from engine.config import EngineConfig
+    from engine.controller import AnswerEngine
+    from engine.crossencoders import RelevanceModel
+    from engine.llm_planner import LLMConfig, LLMPlanner
+    from indexer.embedder import EmbeddingModel
 
 __all__ = [
     "NO_MODEL",
@@ -109,6 +107,8 @@ class ModelNames:
 
 def model_names(config: Config) -> ModelNames:
     """The models and planner a serving process loads, from `[models]` and `[planner]`."""
+    from engine.llm_planner import LLMConfig
+
     planner = config.planner
     llm = (
         LLMConfig(
@@ -149,10 +149,14 @@ def load_reranker(config: Config) -> RelevanceModel | None:
 
 
 def _reranker(name: str, precision: CrossEncoderPrecision) -> RelevanceModel | None:
+    from engine.crossencoders import load_relevance
+
     return _shipped_or_named(partial(load_relevance, precision=precision), name, "models.reranker")
 
 
 def _embedder(name: str, runtime: EmbedderRuntime, batch_tokens: int = 0) -> EmbeddingModel:
+    from indexer.embedder import load_embedding_model
+
     def load(spec: str) -> EmbeddingModel:
         return load_embedding_model(spec, runtime, batch_tokens=batch_tokens)
 
@@ -190,6 +194,8 @@ class Engine:
     def answer(self, question: str, budget: str, filters: Filters) -> Answer:
         """The callable `POST /v1/answers` and `citeline ask` run: `engine.controller.answer` on this
         engine."""
+        from engine.controller import answer
+
         return answer(question, budget, filters, engine=self.engine)
 
     def close(self) -> None:
@@ -223,6 +229,10 @@ def build_engine(
     """Load the models and build the retriever and the answer engine over its pool (seconds); `engine`
     replaces the answer engine's defaults (benches compare settings with it). `compare_disk`: no watcher
     keeps this process's index current, so answers warn of files changed on disk since indexed."""
+    from engine.controller import AnswerEngine
+    from engine.crossencoders import load_answer_check, load_entailment
+    from engine.llm_planner import model_planner
+
     embedder = _embedder(models.embedder, models.embedder_runtime)
     precision = models.cross_encoder_precision
     reranker = _reranker(models.reranker, precision)

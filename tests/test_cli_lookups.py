@@ -180,16 +180,21 @@ def test_the_cli_and_the_api_take_the_same_largest_number_of_hits(
     assert main(["search", "stage", "-k", str(MAX_K), "--lane", "lexical"]) == 0
 
 
-LOOKUP_PATH = """
-import sys
-import daemon.answering, daemon.cli, daemon.lookups, daemon.remote
-heavy = ("numpy", "psycopg", "torch", "engine.controller", "indexer.reconcile", "daemon.assembly")
-print(" ".join(name for name in heavy if name in sys.modules))
-"""
+THROUGH_A_SERVER = "import daemon.answering, daemon.cli, daemon.lookups, daemon.remote"
+LEXICAL_HERE = "import daemon.assembly, daemon.cli, engine.search._retriever"
+MODELS = ("numpy", "torch", "engine.controller", "indexer.reconcile")
 
 
-def test_a_lookup_through_a_server_imports_no_model_numpy_or_database_driver() -> None:
-    imported = subprocess.run([sys.executable, "-c", LOOKUP_PATH], capture_output=True, text=True, check=True)
+@pytest.mark.parametrize(
+    ("imports", "absent"),
+    [(THROUGH_A_SERVER, (*MODELS, "psycopg", "daemon.assembly")), (LEXICAL_HERE, MODELS)],
+    ids=["through a server", "lexical search in its own process"],
+)
+def test_a_lookup_imports_no_model_numpy_or_indexer_and_through_a_server_no_database_driver(
+    imports: str, absent: tuple[str, ...]
+) -> None:
+    script = f"import sys\n{imports}\nprint(' '.join(m for m in {absent!r} if m in sys.modules))"
+    imported = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert imported.stdout.split() == []
 
 

@@ -7,9 +7,13 @@ by `rerank_weight`); the hits below the head keep fusion's order and scores.
 
 from __future__ import annotations
 
-from engine.crossencoders import RelevanceModel
-from engine.search._contract import RetrievalConfig
+from typing import TYPE_CHECKING
+
 from engine.search._hits import Hit
+
+if TYPE_CHECKING:  # annotations only: a lexical search loads no model code
+    from engine.crossencoders import RelevanceModel
+    from engine.search._contract import RetrievalConfig
 
 __all__ = ["rerank"]
 

@@ -10,18 +10,20 @@ before the embedder reaches it.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from psycopg_pool import ConnectionPool
 
-from engine.crossencoders import RelevanceModel
 from engine.search._contract import Filters, RetrievalConfig, SearchMode
 from engine.search._fusion import Fused, Lane, LaneResult, fuse
 from engine.search._hits import Hit, hydrate
 from engine.search._rerank import rerank
 from engine.search._stages import LexicalStage, StagedSearch, staged_lexical_search
-from engine.search._vector import vector_search
 from indexer.database import Connection, Database, configure_session
-from indexer.embedder import EmbeddingModel
+
+if TYPE_CHECKING:  # annotations only: a lexical search loads no model code and no numpy
+    from engine.crossencoders import RelevanceModel
+    from indexer.embedder import EmbeddingModel
 
 __all__ = ["Retriever"]
 
@@ -76,6 +78,8 @@ class Retriever:
     def _vector(self, query: str, filters: Filters) -> list[tuple[int, float]]:
         if self._embedder is None:
             return []
+        from engine.search._vector import vector_search  # numpy: only a search that embeds needs it
+
         vector = self._embedder.encode([query])[0]
         with self._pool.connection() as conn:
             hits = vector_search(
