@@ -72,6 +72,9 @@ class LLMConfig:
     likely terms and the rewrites are searched too (`engine.reader.LLMRewriter`)."""
     reader_candidates: int = 8
     """How many top-rated candidates the reader is shown."""
+    none_doubt: float = 1.01
+    """A reading whose reply began with NONE at least this probability (where the endpoint gives it) holds
+    the units it chose to the declined floors, as if it had answered NONE (above 1: never)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -283,8 +283,16 @@ class ReaderPlanner(LLMPlanner):
         else:
             chosen = [state.pool.hits[i] for i in reading.chosen[:MAX_READ]]
             linked = bool(state.accepted) and not state.shape.comparison
+            doubt = reading.p_none is not None and reading.p_none >= self._config.none_doubt
             proposals = [
-                Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked, chosen_by=Chooser.READER)
+                Proposal(
+                    h.text,
+                    ReferenceNeed.SINGLE,
+                    (h.sentence_id,),
+                    linked,
+                    chosen_by=Chooser.READER,
+                    declined=doubt,
+                )
                 for h in chosen
             ]
             plan = self._extractive.follow(state, chosen, proposals, final=final)

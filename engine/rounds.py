@@ -231,8 +231,8 @@ class Rounds:
         fallback plans the round again and its plan is verified and followed instead."""
         if not self.rescue or self.fallback is None or trace.planned_by is not None:
             return plan
-        if result.clauses or all(p.chosen_by is Chooser.EXTRACTIVE for p in plan.proposals):
-            return plan  # a clause held, or the model chose none (nothing, or a NONE the floors weigh)
+        if result.clauses or all(p.chosen_by is Chooser.EXTRACTIVE or p.declined for p in plan.proposals):
+            return plan  # a clause held, or the model chose none, or only in doubt (the floors weigh it)
         trace.planner_error = f"every clause {self.planner.name} proposed was refused"
         trace.planned_by = self.fallback.name
         with _timed(trace.timings_ms, "plan"):

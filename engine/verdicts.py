@@ -69,10 +69,10 @@ class VerifyConfig:
         """The relevance floor and the answer check's floor that apply to `proposal`: a bridge's later hop
         has its own relevance floor; a reader's choice and a clause of a round the reader declined have
         theirs."""
-        if proposal.chosen_by is Chooser.READER:
-            pair = (self.min_relevance_read, self.min_answer_check_read)
-        elif proposal.declined:
+        if proposal.declined:
             pair = (self.min_relevance_declined, self.min_answer_check_declined)
+        elif proposal.chosen_by is Chooser.READER:
+            pair = (self.min_relevance_read, self.min_answer_check_read)
         else:
             pair = (self.min_relevance, self.min_answer_check)
         return (self.min_relevance_linked, pair[1]) if proposal.linked else pair
@@ -111,8 +111,9 @@ class Proposal:
     its sources may bear on that part more than on the whole question."""
     chosen_by: Chooser = Chooser.EXTRACTIVE
     declined: bool = False
-    """A model reader read this round's candidates and answered NONE; the extractive planner chose the
-    clause anyway, and the floors for a declined round apply (`VerifyConfig.min_relevance_declined`)."""
+    """A model reader read this round's candidates and answered NONE (the extractive planner chose the clause
+    anyway), or chose it while doubting (`LLMConfig.none_doubt`): the floors for a declined round apply
+    (`VerifyConfig.min_relevance_declined`), each on its own."""
 
 
 @dataclass(frozen=True, slots=True)

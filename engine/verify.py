@@ -249,7 +249,7 @@ class Verifier:
                 config.contradiction_threshold,
             )
         floors = config.floors(proposal)
-        read = proposal.chosen_by is Chooser.READER
+        read = proposal.chosen_by is Chooser.READER and not proposal.declined
         checked: float | None = None
         if self._relevance is not None and supports:
             best = _best_rating(pool.rate, self._relevance, question, proposal.asks, supports)

@@ -177,3 +177,20 @@ def test_variants_search_again_in_the_docs_words_when_the_first_round_verifies_n
     assert result.trace[1].queries == ["bread dough rises", "yeast carbon dioxide"]
     assert result.trace[1].chosen_by == {BREAD: "extractive"}
     assert "query variants: bread dough rises | yeast carbon dioxide" in result.notes
+
+
+def test_a_choice_made_while_the_reader_leaned_to_none_is_held_to_the_declined_floors(
+    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+) -> None:
+    verify = VerifyConfig(min_relevance_declined=0.6)
+    doubtful = Completion("1", (("NONE", math.log(0.5)), ("1", math.log(0.4))))
+    server.replies = [doubtful, doubtful]
+    outcomes = []
+    for doubt in (1.01, 0.45):
+        planner = _reader(server, none_doubt=doubt)
+        try:
+            result = _engine(new_engine, planner, relevance=0.5, verify=verify).answer(QUESTION)
+        finally:
+            planner.close()
+        outcomes.append(result.status)
+    assert outcomes == [Status.ANSWER, Status.INSUFFICIENT]

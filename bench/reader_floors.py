@@ -1,0 +1,111 @@
+"""Choose the reader's floors from `llm_assist.py --dump` files of a run with open floors, on tuning data:
+
+    python bench/llm_assist.py ... --llm-modes reader --reader-floors 0,0 --declined-floors 0,0 --dump F
+    python bench/reader_floors.py F [F ...] [--top N]
+
+With open floors every clause that passed entailment, coverage, contradiction and the composite was emitted,
+with its relevance rating and answer check in its verification. This replays the floors on those clauses:
+a reader's choice is kept when either rating reaches its reader floor (`VerifyConfig.min_relevance_read`,
+`min_answer_check_read`); a clause of a round the reader declined when both reach the declined floors; a
+clause of a round no reader read (the extractive planner's fallback) when both reach the engine's floors.
+With a NONE threshold, a reader's choice whose reading gave NONE at least that probability is held to the
+declined floors too. An answer whose clauses are all dropped abstains.
+
+It is a replay, not a rerun: a dropped clause does not let a later round or the extractive rescue try
+another, so hits are a lower bound for strict settings. Per set and part of the dumps, against the
+extractive answers of the same run: the settings that keep citation precision and abstention on
+unanswerable questions at or above the extractive figures in every part, best summed answer hit first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchkit import mean
+
+from engine.verdicts import VerifyConfig
+
+_BASE = (VerifyConfig().min_relevance, VerifyConfig().min_answer_check)
+Setting = tuple[float, float, float, float, float | None]
+"""Reader relevance and check floors, declined relevance and check floors, NONE threshold (None: off)."""
+
+
+def kept(clause: dict[str, Any], setting: Setting) -> bool:
+    """Whether `clause` survives `setting`'s floors (see the module's docstring)."""
+    r_rel, r_chk, d_rel, d_chk, none_at = setting
+    rel = float(clause["relevance"])
+    chk = 1.0 if clause["answer_check"] is None else float(clause["answer_check"])
+    doubted = none_at is not None and clause["p_none"] is not None and clause["p_none"] >= none_at
+    if clause["by"] == "reader" and not doubted:
+        return rel >= r_rel or chk >= r_chk
+    if clause["by"] == "reader" or clause["declined"]:
+        return rel >= d_rel and chk >= d_chk
+    return rel >= _BASE[0] and chk >= _BASE[1]
+
+
+def figures(records: Sequence[dict[str, Any]], setting: Setting | None) -> tuple[float, float, float, float]:
+    """Answer hit, citation precision, abstention on answerable and on unanswerable questions, each clause
+    judged by its first source's gold (strict for Prometheus, its paragraph for the docs); `setting` None
+    counts the records as they are."""
+    hits, cited, abstained, refused = [], [], [], []
+    for record in records:
+        if setting is None:
+            golds, answered = [c["gold"] for c in record["clauses"]], not record["abstained"]
+        else:
+            golds = [c["gold"] for c in record["clauses"] if kept(c, setting)]
+            answered = bool(golds)
+        if record["answerable"]:
+            hits.append(float(any(golds)))
+            cited += [float(g) for g in golds]
+            abstained.append(float(not answered))
+        else:
+            refused.append(float(not answered))
+    return mean(hits), mean(cited), mean(abstained), mean(refused)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("dumps", type=Path, nargs="+")
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args()
+    records = [
+        json.loads(line) for path in args.dumps for line in path.read_text().splitlines() if line.strip()
+    ]
+    parts = sorted({(r["set"], r["part"]) for r in records})
+    groups = {p: [r for r in records if (r["set"], r["part"]) == p] for p in parts}
+    base = {p: figures([r for r in g if r["label"] == "extractive"], None) for p, g in groups.items()}
+    print("part: hit / precision / abstain answerable / abstain unanswerable (n)")
+    for p, g in groups.items():
+        n = sum(r["label"] == "extractive" for r in g)
+        print(f"extractive {p[0]}/{p[1]}: " + " / ".join(f"{v:.3f}" for v in base[p]) + f" ({n})")
+    grid = itertools.product(
+        (0.0, 0.05, 0.1, 0.2, 0.35),
+        (0.0, 0.02, 0.05, 0.1),
+        (0.35, 0.5, 0.7, 0.9, 2.0),
+        (0.1, 0.3, 0.6),
+        (None, 0.2, 0.4, 0.6),
+    )
+    results = []
+    for setting in grid:
+        per = {p: figures([r for r in g if r["label"] != "extractive"], setting) for p, g in groups.items()}
+        ok = all(
+            (per[p][1] >= base[p][1] or per[p][1] != per[p][1]) and per[p][3] >= base[p][3] for p in parts
+        )
+        results.append((ok, sum(per[p][0] for p in parts), setting, per))
+    results.sort(key=lambda item: (not item[0], -item[1]))
+    for ok, _, setting, per in results[: args.top]:
+        name = "reader {:.2f},{:.2f} declined {:.2f},{:.2f} none>={}".format(*setting[:4], setting[4])
+        print(f"\n{'meets' if ok else 'MISSES'} {name}")
+        for p in parts:
+            print(f"  {p[0]}/{p[1]}: " + " / ".join(f"{v:.3f}" for v in per[p]))
+
+
+if __name__ == "__main__":
+    main()
