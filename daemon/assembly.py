@@ -122,6 +122,7 @@ def model_names(config: Config) -> ModelNames:
             planner.role,
             planner.variants,
             planner.reader_candidates,
+            planner.none_doubt,
         )
         if planner.kind is PlannerKind.LLM
         else None

@@ -24,8 +24,7 @@ from engine.precision import CrossEncoderPrecision
 from engine.search import RetrievalConfig
 from indexer.embedding_context import PreviousSentence
 from indexer.forge import LinkTemplateError, check_template
-from indexer.markdown import CodeMode
-from indexer.queue_options import QueueOptions
+from indexer.options import CodeMode, QueueOptions
 from indexer.runtimes import EmbedderRuntime, runs_on_onnx
 
 __all__ = [
@@ -144,6 +143,9 @@ class PlannerConfig:
     are searched too (always on for `role = "rewriter"`)."""
     reader_candidates: int = 8
     """How many top-rated candidates the reader is shown."""
+    none_doubt: float = 1.01
+    """A reading whose reply began with NONE at least this probability holds its choice to the declined
+    floors (above 1: never; `engine.llm_client.LLMConfig.none_doubt`)."""
 
     def __post_init__(self) -> None:
         if self.kind is PlannerKind.LLM and not (self.url and self.model):
