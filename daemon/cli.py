@@ -106,12 +106,12 @@ def _raised(names: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ..
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `citeline` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    configure_logging()
     if not args.verbose:
         quiet_model_loading()
     try:
         if args.command in ("search", "ask"):
-            return run_lookup(args)
+            return run_lookup(args)  # configures logging where it answers in this process
+        configure_logging()
         from daemon.commands import run_command  # the other commands' modules: not on a lookup's path
 
         return run_command(args)

@@ -6,13 +6,14 @@ import logging
 import os
 import sys
 
-import structlog
-
 __all__ = ["configure_logging", "quiet_model_loading"]
 
 
 def configure_logging(level: int = logging.INFO) -> None:
-    """Configure structlog once for the process."""
+    """Configure structlog once for the process (imported here: `citeline ask` through a server logs nothing
+    and does not load it)."""
+    import structlog
+
     renderer: structlog.typing.Processor = (
         structlog.dev.ConsoleRenderer() if sys.stderr.isatty() else structlog.processors.JSONRenderer()
     )

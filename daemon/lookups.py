@@ -14,10 +14,11 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from daemon.config import Config, load_config
 from daemon.instance import ServerRecord, database_digest, find_server
+from daemon.logs import configure_logging
 from daemon.remote import RefusedError, UnreachableError, remote_answer, remote_search
 from engine.inputs import (
     MAX_QUERY_CHARS,
@@ -30,6 +31,9 @@ from engine.inputs import (
     required_text,
 )
 from engine.search import Filters, SearchMode
+
+if TYPE_CHECKING:
+    from indexer.database import Database
 
 __all__ = ["run_lookup"]
 
@@ -53,6 +57,15 @@ def _token(config: Config) -> str | None:
 
 def _server(config: Config) -> ServerRecord | None:
     return find_server(config.data_dir, database_digest(config.database_url, config.data_dir), _token(config))
+
+
+def _open_here(args: argparse.Namespace) -> tuple[Config, Database]:
+    """This process answers: its logs configured as every command's are (a lookup through a server logs
+    nothing, so it does not load structlog), then its configuration and database opened."""
+    from daemon.assembly import open_process
+
+    configure_logging()
+    return open_process(args.config)
 
 
 def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
@@ -82,9 +95,9 @@ def _search(
         else:
             _print_hits(hits, args.json)
             return 0
-    from daemon.assembly import build_retriever, open_process
+    from daemon.assembly import build_retriever
 
-    config, database = open_process(args.config)
+    config, database = _open_here(args)
     mode = SearchMode(args.lane)
     retriever = build_retriever(config, database, mode)
     try:
@@ -110,9 +123,8 @@ def _ask(
         else:
             return print_answer(result, as_json=args.json)
     from daemon.answering import ask
-    from daemon.assembly import open_process
 
-    config, database = open_process(args.config)
+    config, database = _open_here(args)
     return ask(config, database, question, args.budget, filters, as_json=args.json)
 
 

@@ -52,7 +52,7 @@ from indexer.embedding_sql import (
     ensure_model,
     pending_items,
 )
-from indexer.queue_options import QueueOptions
+from indexer.options import QueueOptions
 
 __all__ = [
     "BatchResult",

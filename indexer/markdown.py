@@ -31,6 +31,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from indexer.admonitions import unfold_admonitions
 from indexer.details import DetailsTag, details_events
 from indexer.inline import inline_text
+from indexer.options import CodeMode
 
 __all__ = [
     "PARSER_VERSION",
@@ -55,16 +56,6 @@ class UnitKind(enum.Enum):
     """One table row with cells joined by `` | ``: rows are records, sentence splitting would mangle them."""
     CODE = "code"
     """One whole code block (``CodeMode.BLOCK``, the default): code has no sentences to split."""
-
-
-class CodeMode(enum.Enum):
-    """Whether code blocks are indexed; code is never split into sentences either way."""
-
-    SKIP = "skip"
-    """Drop fenced and indented code, for corpora whose code blocks are noise to their readers."""
-    BLOCK = "block"
-    """Emit each code block as one CODE unit (the default): a command, a flag or a config snippet is often
-    the answer, and the sentence before it ("To reload, send this request:") only points at it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,7 +187,7 @@ MODELS = ("numpy", "torch", "engine.controller", "indexer.reconcile")
 
 @pytest.mark.parametrize(
     ("imports", "absent"),
-    [(THROUGH_A_SERVER, (*MODELS, "psycopg", "daemon.assembly")), (LEXICAL_HERE, MODELS)],
+    [(THROUGH_A_SERVER, (*MODELS, "psycopg", "structlog", "daemon.assembly")), (LEXICAL_HERE, MODELS)],
     ids=["through a server", "lexical search in its own process"],
 )
 def test_a_lookup_imports_no_model_numpy_or_indexer_and_through_a_server_no_database_driver(
