@@ -23,12 +23,15 @@ from engine.crossencoders import (
     load_entailment,
     load_relevance,
 )
+from engine.nearest import NEAREST
 
 __all__ = [
+    "NEAREST_FIGURE",
     "add_engine_arguments",
     "answer_check_of",
     "engine_settings",
     "mean",
+    "nearest_shown",
     "optional_models",
     "percentile",
     "words",
@@ -52,6 +55,26 @@ def percentile(values: Sequence[float], q: float) -> float:
 def mean(values: Sequence[float]) -> float:
     """The arithmetic mean; NaN when there are no values (printed as "nan", never a fake 0)."""
     return sum(values) / len(values) if values else float("nan")
+
+
+NEAREST_FIGURE = "insufficient, gold in top 10: in nearest"
+"""The name of `nearest_shown`'s figure in a bench's report."""
+
+
+def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) -> str:
+    """Of the answerable questions answered `insufficient` whose gold passage search ranks in its top 10
+    (`gold_rank`), how many list it among the answer's closest passages (`nearest_hit`), as "k/n"; and, in
+    brackets, how many a list in search order (its first `shown`) would have held.
+
+    The issue's target is that every one of them does: an answer that falls short shows the passage search
+    found."""
+    held = [
+        r
+        for r in records
+        if r["phase"] == "answerable" and r["status"] == "insufficient" and (r["gold_rank"] or 99) <= 10
+    ]
+    in_order = sum(r["gold_rank"] <= shown for r in held)
+    return f"{sum(r['nearest_hit'] for r in held)}/{len(held)} (search order {in_order})"
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,7 +31,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkit import add_engine_arguments, answer_check_of, engine_settings, mean, percentile, workspace
+from benchkit import (
+    NEAREST_FIGURE,
+    add_engine_arguments,
+    answer_check_of,
+    engine_settings,
+    mean,
+    nearest_shown,
+    percentile,
+    workspace,
+)
 from docs_faq_pages import (
     ANSWERED_ELSEWHERE,
     ROLES,
@@ -86,7 +95,9 @@ def _record(
     cited = [s for c in body["clauses"] for s in c["sources"]]
     paths = (row.path, page_file(Path(), row.path).as_posix())  # an .mdx page is written as .mdx.md
     on_page = [s for s in cited if s["path"] in paths]
+    near = [n for n in body.get("nearest", []) if n["path"] in paths]
     heading = norm_key(row.question)
+    gold = [h.path in paths and same_text(h.text, row.positive) for h in top]
     return {
         "model": label,
         "phase": phase,
@@ -98,7 +109,9 @@ def _record(
         "status": body["status"],
         "abstained": body["status"] != "answer",
         "ms": ms,
-        "recall10": any(h.path in paths and same_text(h.text, row.positive) for h in top),
+        "recall10": any(gold),
+        "gold_rank": gold.index(True) + 1 if any(gold) else None,
+        "nearest_hit": any(_holds(n["text"], row.positive) for n in near),
         "hit": any(_holds(s["text"], row.positive) for s in on_page),
         "paragraph": any(
             _holds(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page
@@ -186,6 +199,10 @@ def _report(records: list[dict[str, Any]], labels: list[str]) -> None:
             ]
             values.append(_fmt(sum(r["cited_on_page"] for r in rs) / max(1, sum(r["cited"] for r in rs))))
         lines.append((f"{kind}: same-page precision", values))
+        shown = [
+            nearest_shown([r for r in records if r["model"] == lb and r["kind"] == kind]) for lb in labels
+        ]
+        lines.append((f"{kind}: {NEAREST_FIGURE}", shown))
     for name, skip in (("unanswerable variant: abstain", False), ("  not answered elsewhere", True)):
         values = []
         for label in labels:

@@ -31,7 +31,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchkit import add_engine_arguments, engine_settings, mean, percentile, workspace
+from benchkit import (
+    NEAREST_FIGURE,
+    add_engine_arguments,
+    engine_settings,
+    mean,
+    nearest_shown,
+    percentile,
+    workspace,
+)
 from docs_faq import _record, _sync
 from docs_faq_pages import (
     ROLES,
@@ -82,6 +90,7 @@ def _ask(
         paths = (row.path, page_file(Path(), row.path).as_posix())
         found = [h.path in paths and same_text(h.text, row.positive) for h in top]
         record["recall10"], record["recall50"] = any(found[:10]), any(found)
+        record["gold_rank"] = found.index(True) + 1 if any(found) else None
         record["heading"] = row.question
         out.append(record)
     return out
@@ -152,6 +161,7 @@ def _report(records: list[dict[str, Any]], labels: list[str], firsts: dict[str, 
         cited = max(1, sum(r["cited"] for r in answered))
         precisions.append(f"{sum(r['cited_on_page'] for r in answered) / cited:.3f}")
     lines.append(("same-page precision", precisions))
+    lines.append((NEAREST_FIGURE, [nearest_shown(of(lb, "answerable")) for lb in labels]))
     unanswerable = [of(lb, "unanswerable") for lb in labels]
     lines.append(
         (
