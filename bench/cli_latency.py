@@ -25,12 +25,11 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
-from benchkit import percentile
+from benchkit import percentile, workspace
 
 QUESTIONS = (
     "Which port does the page listen on?",
@@ -129,37 +128,24 @@ def _import_seconds(source: Path, env: dict[str, str]) -> float:
     return statistics.median(totals)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--docs", type=Path, default=Path("docs"), help="a folder of Markdown (default ./docs)"
-    )
-    parser.add_argument("--runs", type=int, default=10, help="lexical searches timed (default 10)")
-    parser.add_argument("--source", type=Path, default=Path.cwd(), help="the checkout that runs (default .)")
-    parser.add_argument("--workdir", type=Path, help="keep the data dir here (default: a temporary one)")
-    args = parser.parse_args()
-    source = args.source.resolve()
-    packages = ("daemon", "engine", "indexer", "api")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=source, check=True)
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="cli-latency-"))
+def _measure(source: Path, docs_given: Path, work: Path, runs: int) -> None:
+    """Index and embed `docs_given` under `work`, then time the lookups (printed)."""
     docs = work / "docs"
-    subprocess.run(["cp", "-r", str(args.docs.resolve()), str(docs)], check=True)
+    subprocess.run(["cp", "-r", str(docs_given.resolve()), str(docs)], check=True)
     env = _env(source, work / "data")
     for step in (("index", str(docs)), ("embed", "--drain")):
         done = _citeline(source, env, *step)
         if done.returncode:
             raise SystemExit(f"citeline {step[0]} failed: {done.stderr[-2000:]}")
     files = sum(1 for _ in docs.rglob("*.md"))
-    print(f"source {source}; docs {args.docs} ({files} files); {os.cpu_count()} cores")
+    print(f"source {source}; docs {docs_given} ({files} files); {os.cpu_count()} cores")
     holder = subprocess.Popen(
         [sys.executable, "-c", CONSOLE, "watch", "--no-embed", str(docs)], cwd=source, env=env
     )
     try:
         time.sleep(5)  # the watcher holds the embedded server: each lookup joins it
         lexical = []
-        for run in range(args.runs):
+        for run in range(runs):
             seconds, done = _timed(source, env, "search", SEARCHES[run % len(SEARCHES)], "--lane", "lexical")
             if done.returncode:
                 raise SystemExit(f"search failed: {done.stderr[-2000:]}")
@@ -187,6 +173,24 @@ def main() -> None:
     finally:
         _stop(holder)
     print(f"import daemon.cli (python -X importtime, median of 5): {_import_seconds(source, env):.3f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--docs", type=Path, default=Path("docs"), help="a folder of Markdown (default ./docs)"
+    )
+    parser.add_argument("--runs", type=int, default=10, help="lexical searches timed (default 10)")
+    parser.add_argument("--source", type=Path, default=Path.cwd(), help="the checkout that runs (default .)")
+    parser.add_argument("--workdir", type=Path, help="keep the data dir here (default: a temporary one)")
+    args = parser.parse_args()
+    source = args.source.resolve()
+    packages = ("daemon", "engine", "indexer", "api")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], cwd=source, check=True)
+    with workspace(args.workdir) as work:
+        _measure(source, args.docs, work, args.runs)
 
 
 if __name__ == "__main__":
