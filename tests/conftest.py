@@ -18,6 +18,7 @@ from engine.controller import AnswerEngine
 from engine.search import Retriever
 from indexer.database import Connection, Database, open_database
 from indexer.embedder import EmbeddingModel, load_embedding_model
+from tests.fake_chat import FakeChatServer
 
 _TABLES = (
     "answer_sources, answer_clauses, answers, embedding_backlog, sentence_embeddings, ingest_samples,"
@@ -93,3 +94,11 @@ def repo_dir(tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def chat_server() -> Iterator[FakeChatServer]:
+    """A FAKE OpenAI-compatible server with scripted replies (`tests.fake_chat`), closed after the test."""
+    fake = FakeChatServer()
+    yield fake
+    fake.close()

@@ -14,7 +14,7 @@ from indexer.embedding_queue import EmbeddingWorker
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
 
-__all__ = ["DOCS", "ContainmentNLI", "index_docs"]
+__all__ = ["DOCS", "ContainmentNLI", "FixedRating", "index_docs"]
 
 DOCS = {
     "lsu.md": "# 2003 LSU Tigers football team\n\nThe 2003 LSU Tigers football team represented "
@@ -47,6 +47,17 @@ class ContainmentNLI:
             else:
                 out.append(EntailmentScores(0.05, 0.9, 0.05))
         return out
+
+
+class FixedRating:
+    """A fake rating model (relevance or answer check): one score for every passage, so a verification rule,
+    not a model's mood, decides (the real models are tested in test_crossencoders)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        return [self.value for _ in passages]
 
 
 def index_docs(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:

@@ -7,7 +7,6 @@ through the engine: `tests/test_reader_engine.py`; against a real llama.cpp serv
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import pytest
 
@@ -18,7 +17,7 @@ from engine.search import Hit
 from engine.verdicts import Chooser, Proposal, VerifyConfig
 from engine.verify import Verifier
 from indexer.embedder import EmbeddingModel
-from tests.engine_support import ContainmentNLI
+from tests.engine_support import ContainmentNLI, FixedRating
 
 QUESTION = "How do I reload the gateway configuration?"
 ANSWER = "To reload the gateway configuration, send SIGHUP to the gateway process."
@@ -75,16 +74,6 @@ def test_rewrites_drop_list_marks_the_question_itself_and_repeats_and_keep_two()
     assert "- Gateway > Reload" in rewrite_messages(QUESTION, ["Gateway > Reload"])[1]["content"]
 
 
-class _Fixed:
-    """A fake rating model: one score for every passage (the real ones are tested in test_crossencoders)."""
-
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        return [self.value for _ in passages]
-
-
 def _pool(embedder: EmbeddingModel) -> EvidencePool:
     pool = EvidencePool(embedder)
     hits = [
@@ -105,7 +94,7 @@ def _verdicts(
         "extractive": Proposal(ANSWER, support_ids=(2,)),
         "declined": Proposal(ANSWER, support_ids=(2,), declined=True),
     }
-    verifier = Verifier(ContainmentNLI(), _Fixed(relevance), config, check=_Fixed(check))
+    verifier = Verifier(ContainmentNLI(), FixedRating(relevance), config, check=FixedRating(check))
     out = {}
     for name, proposal in proposals.items():  # one at a time: each is judged alone
         verdict = verifier.verify(QUESTION, [proposal], _pool(embedder))[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,28 +25,11 @@ from engine.search import Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
-from tests.engine_support import ContainmentNLI, index_docs
+from tests.engine_support import ContainmentNLI, FixedRating, index_docs
 from tests.fake_chat import HANG, Completion, FakeChatServer
 
 QUESTION = "why does bread dough rise"
 BREAD = "Bread dough rises because yeast produces carbon dioxide."
-
-
-class _Fixed:
-    """A fake rating model: one score for every passage."""
-
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        return [self.value for _ in passages]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeChatServer]:
-    fake = FakeChatServer()
-    yield fake
-    fake.close()
 
 
 @pytest.fixture
@@ -69,8 +52,8 @@ def _engine(
     config = EngineConfig(store=False, verify=verify or VerifyConfig())
     return new_engine(
         entailment=ContainmentNLI(),
-        relevance=_Fixed(relevance),
-        answer_check=_Fixed(0.9),
+        relevance=FixedRating(relevance),
+        answer_check=FixedRating(0.9),
         planner=planner,
         config=config,
     )
@@ -81,19 +64,19 @@ def _number_of(text: str, prompt: str) -> str:
 
 
 def test_the_readers_choice_is_the_clause_though_the_relevance_model_rates_it_below_its_floor(
-    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+    new_engine: Callable[..., AnswerEngine], indexed: Path, chat_server: FakeChatServer
 ) -> None:
     extractive = _engine(new_engine, None, relevance=0.1).answer(QUESTION)
     assert extractive.status is Status.INSUFFICIENT  # the relevance floor refuses the extractive pick
-    server.replies = [Completion("1", (("1", math.log(0.9)), ("NONE", math.log(0.08))))]
-    planner = _reader(server)
+    chat_server.replies = [Completion("1", (("1", math.log(0.9)), ("NONE", math.log(0.08))))]
+    planner = _reader(chat_server)
     try:
         result = _engine(new_engine, planner, relevance=0.1).answer(QUESTION)
     finally:
         planner.close()
-    prompt = server.requests[0]["messages"][1]["content"]
+    prompt = chat_server.requests[0]["messages"][1]["content"]
     assert _number_of(BREAD, prompt) == "1", prompt
-    assert server.requests[0]["logprobs"] is True and "response_format" not in server.requests[0]
+    assert chat_server.requests[0]["logprobs"] is True and "response_format" not in chat_server.requests[0]
     assert result.status is Status.ANSWER
     assert [s.text for c in result.clauses for s in c.sources] == [BREAD]
     first = result.trace[0]
@@ -104,12 +87,12 @@ def test_the_readers_choice_is_the_clause_though_the_relevance_model_rates_it_be
 
 
 def test_none_from_the_reader_holds_the_extractive_pick_to_the_declined_floors(
-    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+    new_engine: Callable[..., AnswerEngine], indexed: Path, chat_server: FakeChatServer
 ) -> None:
     verify = VerifyConfig(min_relevance_declined=0.6)
     assert _engine(new_engine, None, relevance=0.5, verify=verify).answer(QUESTION).status is Status.ANSWER
-    server.replies = ["NONE"] * 6
-    planner = _reader(server)
+    chat_server.replies = ["NONE"] * 6
+    planner = _reader(chat_server)
     try:
         result = _engine(new_engine, planner, relevance=0.5, verify=verify).answer(QUESTION)
     finally:
@@ -121,10 +104,10 @@ def test_none_from_the_reader_holds_the_extractive_pick_to_the_declined_floors(
 
 
 def test_a_malformed_reading_fails_the_round_to_the_extractive_planner(
-    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+    new_engine: Callable[..., AnswerEngine], indexed: Path, chat_server: FakeChatServer
 ) -> None:
-    server.replies = ["I think passage 1 answers it."]
-    planner = _reader(server)
+    chat_server.replies = ["I think passage 1 answers it."]
+    planner = _reader(chat_server)
     try:
         result = _engine(new_engine, planner, relevance=0.9).answer(QUESTION)
     finally:
@@ -136,10 +119,10 @@ def test_a_malformed_reading_fails_the_round_to_the_extractive_planner(
 
 
 def test_a_hanging_reader_costs_the_answer_its_budget_and_the_extractive_planner_answers(
-    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+    new_engine: Callable[..., AnswerEngine], indexed: Path, chat_server: FakeChatServer
 ) -> None:
-    server.replies = [HANG]
-    planner = _reader(server, budget_seconds=1.0)
+    chat_server.replies = [HANG]
+    planner = _reader(chat_server, budget_seconds=1.0)
     started = time.monotonic()
     try:
         result = _engine(new_engine, planner, relevance=0.9).answer(QUESTION)
@@ -147,14 +130,14 @@ def test_a_hanging_reader_costs_the_answer_its_budget_and_the_extractive_planner
         planner.close()
     assert time.monotonic() - started < 5.0
     assert result.status is Status.ANSWER and result.trace[0].planned_by == "extractive"
-    assert len(server.requests) == 1
+    assert len(chat_server.requests) == 1
 
 
 def test_variants_search_again_in_the_docs_words_when_the_first_round_verifies_nothing(
-    clean_database: Database, lexical_retriever: Retriever, indexed: Path, server: FakeChatServer
+    clean_database: Database, lexical_retriever: Retriever, indexed: Path, chat_server: FakeChatServer
 ) -> None:
-    server.replies = ["1. bread dough rises\n2. yeast carbon dioxide"]
-    planner = _reader(server, role=LLMRole.REWRITER, variants=True)
+    chat_server.replies = ["1. bread dough rises\n2. yeast carbon dioxide"]
+    planner = _reader(chat_server, role=LLMRole.REWRITER, variants=True)
     engine = AnswerEngine(
         clean_database,
         lexical_retriever,
@@ -171,7 +154,7 @@ def test_variants_search_again_in_the_docs_words_when_the_first_round_verifies_n
         result = engine.answer(asked, use_store=False)
     finally:
         planner.close()
-    assert "Question: how do I get my loaf to puff up" in server.requests[0]["messages"][1]["content"]
+    assert "Question: how do I get my loaf to puff up" in chat_server.requests[0]["messages"][1]["content"]
     assert result.status is Status.ANSWER
     assert [s.text for c in result.clauses for s in c.sources] == [BREAD]
     assert result.trace[1].queries == ["bread dough rises", "yeast carbon dioxide"]
@@ -180,14 +163,14 @@ def test_variants_search_again_in_the_docs_words_when_the_first_round_verifies_n
 
 
 def test_a_choice_made_while_the_reader_leaned_to_none_is_held_to_the_declined_floors(
-    new_engine: Callable[..., AnswerEngine], indexed: Path, server: FakeChatServer
+    new_engine: Callable[..., AnswerEngine], indexed: Path, chat_server: FakeChatServer
 ) -> None:
     verify = VerifyConfig(min_relevance_declined=0.6)
     doubtful = Completion("1", (("NONE", math.log(0.5)), ("1", math.log(0.4))))
-    server.replies = [doubtful, doubtful]
+    chat_server.replies = [doubtful, doubtful]
     outcomes = []
     for doubt in (1.01, 0.45):
-        planner = _reader(server, none_doubt=doubt)
+        planner = _reader(chat_server, none_doubt=doubt)
         try:
             result = _engine(new_engine, planner, relevance=0.5, verify=verify).answer(QUESTION)
         finally:

@@ -99,23 +99,27 @@ def test_citeline_ask_plans_with_the_real_model_and_cites_the_page(
     assert _the_model_replied_in_schema(result["trace"][0]), result["trace"][0]["planner_error"]
 
 
+def _lexical_engine(database: Database, retriever: Retriever, planner: LLMPlanner) -> AnswerEngine:
+    """An engine on the lexical lane with a containment NLI fake (the model under test is the real one)."""
+    config = EngineConfig(verify=VerifyConfig(threshold=0.5), store=False)
+    return AnswerEngine(
+        database,
+        retriever,
+        None,
+        entailment=ContainmentNLI(),
+        planner=planner,
+        config=config,
+        pool=retriever.pool,
+    )
+
+
 @pytest.fixture
 def api_engine(
     llm_url: str, one_page: Path, conn: Connection, clean_database: Database, lexical_retriever: Retriever
 ) -> Iterator[tuple[AnswerEngine, LLMPlanner]]:
     reconcile_repository(conn, Repository("docs", one_page))
     planner = LLMPlanner(LLMConfig(llm_url, MODEL, role=LLMRole.PLANNER))
-    config = EngineConfig(verify=VerifyConfig(threshold=0.5), store=False)
-    engine = AnswerEngine(
-        clean_database,
-        lexical_retriever,
-        None,
-        entailment=ContainmentNLI(),
-        planner=planner,
-        config=config,
-        pool=lexical_retriever.pool,
-    )
-    yield engine, planner
+    yield _lexical_engine(clean_database, lexical_retriever, planner), planner
     planner.close()
 
 
@@ -165,17 +169,8 @@ def test_the_reader_on_the_real_model_reads_or_hands_the_round_to_the_extractive
     extractive planner plans the round; either way the answer cites the page, and no request failed."""
     reconcile_repository(conn, Repository("docs", one_page))
     planner = ReaderPlanner(LLMConfig(llm_url, MODEL))
-    engine = AnswerEngine(
-        clean_database,
-        lexical_retriever,
-        None,
-        entailment=ContainmentNLI(),
-        planner=planner,
-        config=EngineConfig(verify=VerifyConfig(threshold=0.5), store=False),
-        pool=lexical_retriever.pool,
-    )
     try:
-        result = engine.answer(QUESTION)
+        result = _lexical_engine(clean_database, lexical_retriever, planner).answer(QUESTION)
     finally:
         planner.close()
     first = result.trace[0]
