@@ -53,16 +53,22 @@ def closest(
     `retrieved` (the question's first retrieval).
 
     With `relevance`, sentences not rated yet are rated, and `floor` is the relevance floor each is measured
-    against; without it, passages keep the order they were retrieved in. A sentence refused more than once
-    keeps its first refusal."""
+    against; without it, passages keep the order they were retrieved in. The question's own retrieval is
+    rated first, and the rest only when it leaves some of the `limit` places empty: listed after it, the rest
+    could not be shown otherwise (an insufficient answer's rounds hold dozens of sentences, a cross-encoder
+    batch of them took as long as the rounds). A sentence refused more than once keeps its first refusal."""
     candidates = {h.sentence_id: h for h in (*pool.hits.values(), *retrieved)}
     order = {sentence_id: index for index, sentence_id in enumerate(candidates)}
     stating = [h for h in candidates.values() if h.kind != "heading" and not pool.states_nothing(h)]
-    if relevance is not None:
-        pool.rate(question, relevance, stating)
     found: dict[int, NearPassage] = {}
     for passage in refused:
         found.setdefault(passage.hit.sentence_id, passage)
+    own = {h.sentence_id for h in retrieved}
+    if relevance is not None:
+        first = [h for h in stating if h.sentence_id in own]
+        pool.rate(question, relevance, first)
+        if len(own & {*found, *(h.sentence_id for h in first)}) < limit:  # the others can still be listed
+            pool.rate(question, relevance, [h for h in stating if h.sentence_id not in own])
     against_floor = relevance is not None and floor is not None
     for hit in stating:
         if hit.sentence_id in found:
@@ -73,7 +79,6 @@ def closest(
         else:
             found[hit.sentence_id] = NearPassage(hit, _UNDRAWN)
     rated = [replace(p, rating=_rating(pool, question, p.hit.sentence_id)) for p in found.values()]
-    own = {h.sentence_id for h in retrieved}
     rated.sort(
         key=lambda p: (
             p.hit.sentence_id not in own,
