@@ -78,8 +78,8 @@ def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) ->
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--one-hop-patience` and `--min-answer-check`: engine settings a docs bench can change (see
-    `engine_settings`)."""
+    """`--one-hop-patience`, `--min-answer-check` and `--min-relevance`: engine settings a docs bench can
+    change (see `engine_settings`)."""
     parser.add_argument(
         "--one-hop-patience",
         type=int,
@@ -92,18 +92,26 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="VerifyConfig.min_answer_check (0: the check refuses nothing; default: the engine's)",
     )
+    parser.add_argument(
+        "--min-relevance",
+        type=float,
+        default=None,
+        help="VerifyConfig.min_relevance (a clause's best source's relevance floor; default: the engine's)",
+    )
 
 
 def engine_settings(args: argparse.Namespace, base: EngineConfig | None = None) -> EngineConfig | None:
     """`base` (the engine's defaults when None) with what `add_engine_arguments`' flags set; `base` itself
     when they set nothing."""
-    if args.one_hop_patience is None and args.min_answer_check is None:
+    if args.one_hop_patience is None and args.min_answer_check is None and args.min_relevance is None:
         return base
     settings = base or EngineConfig()
     if args.one_hop_patience is not None:
         settings = replace(settings, one_hop_patience=args.one_hop_patience)
     if args.min_answer_check is not None:
         settings = replace(settings, verify=replace(settings.verify, min_answer_check=args.min_answer_check))
+    if args.min_relevance is not None:
+        settings = replace(settings, verify=replace(settings.verify, min_relevance=args.min_relevance))
     return settings
 
 
