@@ -88,6 +88,9 @@ def signals(body: dict[str, Any], gold: Callable[[dict[str, Any]], bool]) -> lis
                 "relevance": clause["verification"]["relevance"],
                 "answer_check": clause["verification"].get("answer_check"),
                 "gold": bool(clause["sources"]) and gold(clause["sources"][0]),
+                "agree": reading is not None
+                and bool(clause["sources"])
+                and reading.get("extractive") == clause["sources"][0]["sentence_id"],
             }
         )
     return out

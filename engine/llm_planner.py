@@ -296,7 +296,8 @@ class ReaderPlanner(LLMPlanner):
                 for h in chosen
             ]
             plan = self._extractive.follow(state, chosen, proposals, final=final)
-        plan.reading = reading.to_dict()
+        # The extractive planner's own choice is the first candidate: whether the two agreed is kept.
+        plan.reading = reading.to_dict() | {"extractive": shown[0].sentence_id}
         return plan
 
 
