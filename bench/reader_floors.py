@@ -11,8 +11,9 @@ clause of a round no reader read (the extractive planner's fallback) when both r
 With a NONE threshold, a reader's choice whose reading gave NONE at least that probability is held to the
 declined floors too. An answer whose clauses are all dropped abstains.
 
-It is a replay, not a rerun: a dropped clause does not let a later round or the extractive rescue try
-another, so hits are a lower bound for strict settings. Per set and part of the dumps, against the
+It is a replay, not a rerun: where every clause is dropped and a reader's choice was dropped at the reader's
+floors, the extractive answer of the same question stands in for the rescue (`engine.rounds`); a later
+round is not replayed. Per set and part of the dumps, against the
 extractive answers of the same run: the settings that keep citation precision and abstention on
 unanswerable questions at or above the extractive figures in every part, best summed answer hit first.
 """
@@ -38,10 +39,10 @@ how many of a reading's choices become clauses (`llm_planner.MAX_READ`: 1 keeps 
 
 def kept(clause: dict[str, Any], setting: Setting) -> bool:
     """Whether `clause` survives `setting`'s floors (see the module's docstring)."""
-    r_rel, r_chk, d_rel, d_chk, none_at, _ = setting
+    r_rel, r_chk, d_rel, d_chk = setting[:4]
     rel = float(clause["relevance"])
     chk = 1.0 if clause["answer_check"] is None else float(clause["answer_check"])
-    doubted = none_at is not None and clause["p_none"] is not None and clause["p_none"] >= none_at
+    doubted = _doubted(clause, setting)
     if clause["by"] == "reader" and not doubted:
         return rel >= r_rel or chk >= r_chk
     if clause["by"] == "reader" or clause["declined"]:
@@ -63,16 +64,34 @@ def _picked(clauses: list[dict[str, Any]], picks: int) -> list[dict[str, Any]]:
     return out
 
 
-def figures(records: Sequence[dict[str, Any]], setting: Setting | None) -> tuple[float, float, float, float]:
+def replayed(record: dict[str, Any], extractive: dict[str, Any], setting: Setting) -> list[bool]:
+    """The gold of each clause `record` keeps under `setting`; when it keeps none and a reader's choice was
+    dropped at the reader's floors, the extractive planner's clauses of the same question (the rescue)."""
+    clauses = _picked(record["clauses"], setting[5])
+    golds = [c["gold"] for c in clauses if kept(c, setting)]
+    rescued = any(c["by"] == "reader" and not _doubted(c, setting) for c in clauses)
+    if golds or not rescued:
+        return golds
+    return [c["gold"] for c in extractive["clauses"]]
+
+
+def _doubted(clause: dict[str, Any], setting: Setting) -> bool:
+    return setting[4] is not None and clause["p_none"] is not None and clause["p_none"] >= setting[4]
+
+
+def figures(
+    records: Sequence[dict[str, Any]], setting: Setting | None, extractive: Sequence[dict[str, Any]] = ()
+) -> tuple[float, float, float, float]:
     """Answer hit, citation precision, abstention on answerable and on unanswerable questions, each clause
     judged by its first source's gold (strict for Prometheus, its paragraph for the docs); `setting` None
-    counts the records as they are."""
+    counts the records as they are, else they are replayed (`replayed`, against `extractive`: the
+    extractive answers of the same questions in the same order)."""
     hits, cited, abstained, refused = [], [], [], []
-    for record in records:
+    for index, record in enumerate(records):
         if setting is None:
             golds, answered = [c["gold"] for c in record["clauses"]], not record["abstained"]
         else:
-            golds = [c["gold"] for c in _picked(record["clauses"], setting[5]) if kept(c, setting)]
+            golds = replayed(record, extractive[index], setting)
             answered = bool(golds)
         if record["answerable"]:
             hits.append(float(any(golds)))
@@ -110,7 +129,14 @@ def main() -> None:
     )
     results = []
     for setting in grid:
-        per = {p: figures([r for r in g if r["label"] != "extractive"], setting) for p, g in groups.items()}
+        per = {
+            p: figures(
+                [r for r in g if r["label"] != "extractive"],
+                setting,
+                [r for r in g if r["label"] == "extractive"],
+            )
+            for p, g in groups.items()
+        }
         short = sum(
             max(0.0, base[p][1] - per[p][1]) + max(0.0, base[p][3] - per[p][3])
             for p in parts

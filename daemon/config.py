@@ -143,7 +143,7 @@ class PlannerConfig:
     are searched too (always on for `role = "rewriter"`)."""
     reader_candidates: int = 8
     """How many top-rated candidates the reader is shown."""
-    none_doubt: float = 1.01
+    none_doubt: float = 0.15
     """A reading whose reply began with NONE at least this probability holds its choice to the declined
     floors (above 1: never; `engine.llm_client.LLMConfig.none_doubt`)."""
 

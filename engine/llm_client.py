@@ -72,9 +72,10 @@ class LLMConfig:
     likely terms and the rewrites are searched too (`engine.reader.LLMRewriter`)."""
     reader_candidates: int = 8
     """How many top-rated candidates the reader is shown."""
-    none_doubt: float = 1.01
+    none_doubt: float = 0.15
     """A reading whose reply began with NONE at least this probability (where the endpoint gives it) holds
-    the units it chose to the declined floors, as if it had answered NONE (above 1: never)."""
+    the units it chose to the declined floors, as if it had answered NONE (above 1: never). Chosen on tuning
+data (docs/performance.md, the LLM as reader)."""
 
 
 @dataclass(frozen=True, slots=True)

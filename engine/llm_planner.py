@@ -230,8 +230,9 @@ class LLMPlanner:
         raise PlannerError(f"malformed planner output twice: {error}")
 
 
-MAX_READ = 2
-"""Passages of one reading that become clauses, in the reader's order."""
+MAX_READ = 1
+"""Passages of one reading that become clauses, in the reader's order: the first named only (on tuning
+data a second choice cost more precision than it found answers; docs/performance.md)."""
 
 
 class ReaderPlanner(LLMPlanner):
