@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.llm_client import LLMRole
+from engine.llm_role import LLMRole
 from engine.precision import CrossEncoderPrecision
 from engine.search import RetrievalConfig
 from indexer.embedding_context import PreviousSentence

@@ -16,7 +16,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 import threading
@@ -26,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from engine.llm_role import LLMRole
 from engine.planning import PlannerError
 
 __all__ = ["ChatClient", "ChatReply", "EndpointError", "LLMConfig", "LLMRole", "probe_endpoint"]
@@ -35,18 +35,6 @@ PROBE_SECONDS = 2.0
 """How long `ChatClient.probe` waits for the endpoint's model list."""
 PROBE_CACHE_SECONDS = 15.0
 """How long a probe's result is reused, so a readiness probe polled often does not poll the model server."""
-
-
-class LLMRole(enum.Enum):
-    """What the model does for an answer."""
-
-    READER = "reader"
-    """It reads the top-rated candidates and names the ones that answer, or NONE (`engine.reader`); the
-    extractive planner ranks the candidates and plans the searches (the default)."""
-    PLANNER = "planner"
-    """It writes the whole plan as JSON: clauses, sources and the next searches (`engine.llm_planner`)."""
-    REWRITER = "rewriter"
-    """It only writes the question's variants (`LLMConfig.variants`); the extractive planner chooses."""
 
 
 @dataclass(frozen=True, slots=True)
