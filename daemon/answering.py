@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from engine.caveats import WARNING
+from engine.passages import NEAREST
 
 if TYPE_CHECKING:  # printing an answer (`ask` through a server) loads no model and no database driver
     from daemon.config import Config
@@ -38,10 +39,12 @@ def render_answer(result: dict[str, Any]) -> str:
     nearest = result.get("nearest") or []
     if nearest:
         lines.append("closest passages (not verified, not an answer):")
-    for number, near in enumerate(nearest, 1):
+    for number, near in enumerate(nearest[:NEAREST], 1):
         lines.append(f"  {number}. {_where(near)}")
         lines.append(f"     {near['text']}")
         lines.append(f"     not used: {refusal(near)}")
+    if len(nearest) > NEAREST:
+        lines.append(f"  ... and {len(nearest) - NEAREST} more that search found (`--json` lists them)")
     return "\n".join(lines)
 
 

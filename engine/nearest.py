@@ -1,14 +1,14 @@
 """The passages closest to answering a question no clause could be verified for (`Answer.nearest`).
 
 The rounds record every refused clause's closest source with the stage and score that refused it; when the
-answer ends with no clause, the question's own first retrieval (of which a round holds only the head) comes
-first, ranked by how well the relevance model reads each sentence as answering it (those not rated yet are
-rated now, one batch), then whatever else the rounds held or refused, ranked the same way; the first few are
-kept. The first retrieval leads because later rounds search subqueries that reach further from the question:
-their sentences rate as high, but the passage that answers, when search found it, is among the question's
-own hits (on the Prometheus dev set, its top 10 ranked by rating hold it in their first 5 in 36 of 37
-questions whose top 10 hold it). A held sentence the
-planner drew no clause from says so, with its rating against the relevance floor. Headings and questions
+answer ends with no clause, the question's own first retrieval (its search top `first_k`, of which a round
+holds only the head) is listed whole, ranked by how well the relevance model reads each sentence as answering
+it (those not rated yet are rated now, one batch); then, only while fewer than `NEAREST` are listed, whatever
+else the rounds held or refused, ranked the same way. So a passage that the question's own search ranked in
+its top 10 is always in the list, whatever the relevance model made of it: a reworded answer that the model
+rates low is still shown (the CLI and the page show the first `NEAREST` and fold the rest). The first
+retrieval leads because later rounds search subqueries that reach further from the question. A held sentence
+the planner drew no clause from says so, with its rating against the relevance floor. Headings and questions
 state nothing and are left out. The list is never an answer: the controller sets it only on an answer with
 no verified clause.
 """
@@ -20,14 +20,12 @@ from dataclasses import replace
 
 from engine.crossencoders import RelevanceModel
 from engine.evidence import EvidencePool
-from engine.passages import NearPassage
+from engine.passages import NEAREST, NearPassage
 from engine.search import Hit
 from engine.verdicts import Verdict
 
 __all__ = ["NEAREST", "closest", "refused_passage"]
 
-NEAREST = 5
-"""The most passages an answer lists."""
 _UNDRAWN = "no clause was drawn from it"
 
 
@@ -49,14 +47,15 @@ def closest(
     floor: float | None = None,
     limit: int = NEAREST,
 ) -> list[NearPassage]:
-    """The `limit` passages best rated for `question` among the refused ones, the rest of the pool and
-    `retrieved` (the question's first retrieval).
+    """Every stating sentence of `retrieved` (the question's first retrieval), then the best of the refused
+    ones and the rest of the pool while fewer than `limit` are listed; each part best rated for `question`
+    first.
 
     With `relevance`, sentences not rated yet are rated, and `floor` is the relevance floor each is measured
-    against; without it, passages keep the order they were retrieved in. The question's own retrieval is
-    rated first, and the rest only when it leaves some of the `limit` places empty: listed after it, the rest
-    could not be shown otherwise (an insufficient answer's rounds hold dozens of sentences, a cross-encoder
-    batch of them took as long as the rounds). A sentence refused more than once keeps its first refusal."""
+    against; without it, passages keep the order they were retrieved in. The rest of the pool is rated only
+    when the question's own retrieval leaves some of the `limit` places empty (an insufficient answer's
+    rounds hold dozens of sentences, a cross-encoder batch of them took as long as the rounds). A sentence
+    refused more than once keeps its first refusal."""
     candidates = {h.sentence_id: h for h in (*pool.hits.values(), *retrieved)}
     order = {sentence_id: index for index, sentence_id in enumerate(candidates)}
     stating = [h for h in candidates.values() if h.kind != "heading" and not pool.states_nothing(h)]
@@ -64,10 +63,10 @@ def closest(
     for passage in refused:
         found.setdefault(passage.hit.sentence_id, passage)
     own = {h.sentence_id for h in retrieved}
+    first = [h for h in stating if h.sentence_id in own]
     if relevance is not None:
-        first = [h for h in stating if h.sentence_id in own]
         pool.rate(question, relevance, first)
-        if len(own & {*found, *(h.sentence_id for h in first)}) < limit:  # the others can still be listed
+        if len(first) < limit:  # the others can still be listed
             pool.rate(question, relevance, [h for h in stating if h.sentence_id not in own])
     against_floor = relevance is not None and floor is not None
     for hit in stating:
@@ -87,7 +86,7 @@ def closest(
             order.get(p.hit.sentence_id, len(order)),
         )
     )
-    return rated[:limit]
+    return rated[: max(limit, len(first))]
 
 
 def _rating(pool: EvidencePool, question: str, sentence_id: int) -> float:

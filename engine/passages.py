@@ -27,7 +27,11 @@ from typing import Any
 from engine.kinds import Stage
 from engine.search import Hit
 
-__all__ = ["NearPassage", "cited_hit", "source_dict"]
+__all__ = ["NEAREST", "NearPassage", "cited_hit", "source_dict"]
+
+NEAREST = 5
+"""The near passages an answer lists at least, where it has them, and the CLI and the page show unfolded
+(`engine.nearest` lists the question's whole first retrieval, which may be more)."""
 
 
 def source_dict(hit: Hit) -> dict[str, Any]:

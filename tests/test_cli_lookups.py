@@ -23,7 +23,7 @@ from daemon.logs import QUIET_ENV, quiet_model_loading
 from engine.answers import Answer
 from engine.inputs import MAX_K
 from engine.kinds import Budget, Route, Stage, Status
-from engine.passages import NearPassage
+from engine.passages import NEAREST, NearPassage
 from engine.search import Filters, Hit, Retriever
 from indexer.database import Connection, Database
 from tests.api_support import client_for, index_two_repositories, real_answering, served
@@ -103,6 +103,12 @@ def test_an_insufficient_answer_prints_its_warnings_and_closest_passages_apart()
     assert lines[start + 1] == "  1. vite/config/server.md:12 [Server > server.port]"
     assert lines[start + 2] == "     Specify server port."
     assert lines[start + 3] == f"     not used: relevance: {reason}; answer_check threshold 0.1"
+    assert lines[start + 4 :] == [], "one passage, nothing folded"
+    answer.nearest = answer.nearest * (NEAREST + 2)
+    lines = render_answer(answer.to_dict()).splitlines()
+    listed = lines[lines.index("closest passages (not verified, not an answer):") + 1 :]
+    assert len(listed) == 3 * NEAREST + 1
+    assert listed[-1] == "  ... and 2 more that search found (`--json` lists them)"
     answer.clauses = Answer.from_dict(_answered()).clauses
     assert "closest passages" not in render_answer(answer.to_dict()), "never beside a verified clause"
 

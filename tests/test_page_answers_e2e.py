@@ -4,8 +4,8 @@ un-embedded banner, one history entry for a repeated question, code that keeps i
 table at a desktop's and a phone's width, skipped files, the API reference at `/docs`, and no console error.
 
 Two engines answer: the API tests' one, and a strict one (a composite no clause reaches without vectors) for
-questions about the port, so that a question ends `insufficient` with candidates refused. Skipped without
-Debian's chromium or the playwright package.
+questions about the port or a proxy, so that a question ends `insufficient` with candidates refused. Skipped
+without Debian's chromium or the playwright package.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ FILES = {
     "config/server.md": "# Server options\n\n## server.port\n\n"
     "Specify server port. Note if the port is already being used, Vite will try the next port.\n",
     "guide/build.md": "# Building\n\nStage 0 downloads a prebuilt beta toolchain.\n",
+    "config/proxy.md": "# Proxies\n\n"
+    + "".join(f"The proxy number {n} is one proxy among those listed here.\n\n" for n in range(8)),
     "guide/reload.md": "# Reload\n\nTo reload the configuration, send this request:\n\n"
     "```sh\ncurl -X POST localhost:9090/-/reload\necho reloaded\n```\n",
 }
@@ -72,7 +74,7 @@ def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[
     )
 
     def answering(question: str, budget: str, filters: Filters) -> Answer:
-        engine = partial(answer, engine=strict) if "port" in question else lenient
+        engine = partial(answer, engine=strict) if "port" in question or "proxy" in question else lenient
         return engine(question, budget, filters)
 
     with served(create_app(clean_database, retriever, answering, ApiSettings())) as base:
@@ -119,6 +121,25 @@ def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_so
 
     near.first.locator(".source-link").click()  # a near passage opens in context, as a citation does
     expect(page.locator("#source-context p.hit")).to_be_visible()
+
+
+def test_closest_passages_beyond_the_first_five_fold_under_a_summary(page: Any) -> None:
+    page.fill("#question", "Which proxy should I pick?")
+    page.click("#ask")
+    expect(page.locator("#answer-meta")).to_contain_text("insufficient", **WAIT)
+    expect(page.locator("#nearest-list li")).to_have_count(5)
+    expect(page.locator("#nearest-more-summary")).to_have_text("3 more that search found")
+    folded = page.locator("#nearest-more-list li")
+    expect(folded).to_have_count(3)
+    expect(folded.first).to_be_hidden()
+    page.click("#nearest-more-summary")
+    expect(folded.first).to_be_visible()
+    expect(folded.first).to_contain_text("The proxy number")
+
+    page.fill("#question", "How do I change the port of the server?")
+    page.click("#ask")
+    expect(page.locator("#nearest-list")).to_contain_text("Specify server port.", **WAIT)
+    expect(page.locator("#nearest-more")).to_be_hidden()
 
 
 def test_the_banner_says_sentences_are_not_yet_searchable_by_meaning(page: Any) -> None:

@@ -93,21 +93,30 @@
   }
 
   // The passages that came closest when no clause was verified: set apart from citations, never an answer.
+  // The first SHOWN are open (engine.passages.NEAREST); the rest of what search found folds below them.
+  const SHOWN = 5;
+
+  function nearItem(near) {
+    const item = el("li", null, "near");
+    const where = el("div", null, "near-where");
+    where.append(sourceLink(near, `${near.repository ? near.repository + "/" : ""}${near.path}:${lines(near)}`));
+    if (near.heading) where.append(" ", el("span", near.heading, "heading"));
+    const forge = forgeLink(near);
+    if (forge) where.append(" ", forge);
+    item.append(where, el("p", near.text, "near-text"), el("p", "Not used: " + refusal(near), "near-why"));
+    return item;
+  }
+
   function renderNearest(nearest) {
     const section = $("nearest");
-    const list = $("nearest-list");
-    list.replaceChildren();
+    const more = $("nearest-more");
     section.hidden = !nearest.length;
-    for (const near of nearest) {
-      const item = el("li", null, "near");
-      const where = el("div", null, "near-where");
-      where.append(sourceLink(near, `${near.repository ? near.repository + "/" : ""}${near.path}:${lines(near)}`));
-      if (near.heading) where.append(" ", el("span", near.heading, "heading"));
-      const forge = forgeLink(near);
-      if (forge) where.append(" ", forge);
-      item.append(where, el("p", near.text, "near-text"), el("p", "Not used: " + refusal(near), "near-why"));
-      list.append(item);
-    }
+    $("nearest-list").replaceChildren(...nearest.slice(0, SHOWN).map(nearItem));
+    const rest = nearest.slice(SHOWN);
+    $("nearest-more-list").replaceChildren(...rest.map(nearItem));
+    $("nearest-more-summary").textContent = `${rest.length} more that search found`;
+    more.hidden = !rest.length;
+    more.open = false;
   }
 
   function renderRounds(trace) {
