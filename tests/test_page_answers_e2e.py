@@ -200,9 +200,11 @@ AXE = importlib.util.find_spec("axe_playwright_python")
 
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
 def test_an_insufficient_answer_with_its_banner_has_no_serious_accessibility_violations(page: Any) -> None:
-    page.fill("#question", "How do I change the port of the server?")
+    page.fill("#question", "Which proxy should I pick?")
     page.click("#ask")
     expect(page.locator("#nearest-list li").first).to_be_visible(**WAIT)
+    page.locator("#nearest-more-summary").click()
+    expect(page.locator("#nearest-more-list li").first).to_be_visible()
     expect(page.locator("#answer-warnings")).to_be_visible()
     page.locator("#rounds-summary").click()
     page.locator("#skipped-summary").click()
