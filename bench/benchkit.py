@@ -63,8 +63,9 @@ NEAREST_FIGURE = "insufficient, gold in top 10: in nearest"
 
 def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) -> str:
     """Of the answerable questions answered `insufficient` whose gold passage search ranks in its top 10
-    (`gold_rank`), how many list it among the answer's closest passages (`nearest_hit`), as "k/n"; and, in
-    brackets, how many a list in search order (its first `shown`) would have held.
+    (`gold_rank`), how many list it among the answer's closest passages (`nearest_hit`), as "k/n"; in
+    brackets, how many list it among the first `shown` (the CLI and the page fold the rest; records without
+    `nearest_rank` leave this out), and how many a list in search order (its first `shown`) would have held.
 
     The issue's target is that every one of them does: an answer that falls short shows the passage search
     found."""
@@ -74,7 +75,10 @@ def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) ->
         if r["phase"] == "answerable" and r["status"] == "insufficient" and (r["gold_rank"] or 99) <= 10
     ]
     in_order = sum(r["gold_rank"] <= shown for r in held)
-    return f"{sum(r['nearest_hit'] for r in held)}/{len(held)} (search order {in_order})"
+    first = ""
+    if all("nearest_rank" in r for r in held):
+        first = f"in the first {shown} {sum((r['nearest_rank'] or 99) <= shown for r in held)}; "
+    return f"{sum(r['nearest_hit'] for r in held)}/{len(held)} ({first}search order {in_order})"
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -112,6 +112,14 @@ def _record(
         "recall10": any(gold),
         "gold_rank": gold.index(True) + 1 if any(gold) else None,
         "nearest_hit": any(_holds(n["text"], row.positive) for n in near),
+        "nearest_rank": next(
+            (
+                i
+                for i, n in enumerate(body.get("nearest", []), 1)
+                if n["path"] in paths and _holds(n["text"], row.positive)
+            ),
+            None,
+        ),
         "hit": any(_holds(s["text"], row.positive) for s in on_page),
         "paragraph": any(
             _holds(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page

@@ -140,6 +140,7 @@ class _Run:
             latency,
             self.units(conn, cited),
             self.units(conn, hits),
+            near=self.units(conn, body.get("nearest", [])),
         )
 
     def ask_with(

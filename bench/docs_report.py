@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchkit import answer_check_of, mean, percentile
+from benchkit import NEAREST_FIGURE, answer_check_of, mean, nearest_shown, percentile
 from docs_gold import QARow, Unit, unit_is_gold
 
 __all__ = ["Record", "print_report"]
@@ -42,6 +42,7 @@ class Record:
     cited: list[Unit]
     top: list[Unit]
     change: dict[str, Any] | None = None
+    near: list[Unit] = field(default_factory=list)
     strict: list[bool] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -59,6 +60,21 @@ class Record:
     @property
     def search_hit(self) -> bool:
         return any(unit_is_gold(u, g, self.row.rival) for u in self.top for g in self.row.gold)
+
+    @property
+    def nearest(self) -> dict[str, Any]:
+        """What `benchkit.nearest_shown` reads: whether the row is answerable, the answer's status, the rank
+        of the first gold unit in search's top 10, and whether (and where) the answer's `nearest` holds
+        one."""
+        gold = [any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold) for u in self.top]
+        near = [any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold) for u in self.near]
+        return {
+            "phase": "answerable" if self.row.gold else "unanswerable",
+            "status": self.body["status"],
+            "gold_rank": gold.index(True) + 1 if any(gold) else None,
+            "nearest_hit": any(near),
+            "nearest_rank": near.index(True) + 1 if any(near) else None,
+        }
 
     @property
     def gold_recall(self) -> float:
@@ -209,5 +225,6 @@ def print_report(records: list[Record], split: str) -> None:
         group = [r for r in records if name in ("all", r.split)]
         print(f"\n== split {name}: {len(group)} questions")
         _table(group)
+        print(f"{NEAREST_FIGURE}: {nearest_shown([r.nearest for r in group if r.change is None])}")
         _changed(group)
         _curve(group)
