@@ -61,7 +61,8 @@ _REWRITE_SYSTEM = (
     "in the words the documentation itself would likely use (its terms, commands, option and section "
     "names), one per line, nothing else."
 )
-_NUMBERS = re.compile(r"\d+(\s*(,|and)\s*\d+)*")
+_NUMBERS = re.compile(r"\[?\d+\]?(\s*(,|and)\s*\[?\d+\]?)*")
+"""Passage numbers, each bare or bracketed as the passages are shown ("[1], [4]")."""
 _LISTED = re.compile(r"^\s*(?:[-*]|\d+[.)]|query\s*\d*:)\s*", re.IGNORECASE)
 
 

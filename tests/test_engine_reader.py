@@ -45,6 +45,7 @@ def test_the_prompt_numbers_each_candidate_under_its_heading_and_shows_a_code_bl
         (" NONE ", ()),
         ("none.", ()),
         ("2 and 4", (2, 4)),
+        ("[1], [4]", (1, 4)),
     ],
 )
 def test_a_reading_names_passage_numbers_or_none(reply: str, numbers: tuple[int, ...]) -> None:
