@@ -32,6 +32,7 @@ from indexer.database import Database
 from indexer.embedding_queue import ModelMismatchError, pending_items
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
 from indexer.status import repository_status, status_totals
+from indexer.store import ensure_repository
 
 __all__ = ["run_command"]
 
@@ -129,8 +130,14 @@ def _ms(seconds: float | None) -> str:
 def _run_daemon(
     args: argparse.Namespace, config: Config, database: Database, *, embed: bool, api: bool
 ) -> int:
-    """The long-running process: the watcher, optionally the embedder and the API, one lifecycle."""
+    """The long-running process: the watcher, optionally the embedder and the API, one lifecycle. Each
+    repository's name is claimed for its folder before any service starts, so a name that another live
+    folder holds stops the command with exit status 2 (`RepositoryConflictError`), not the watcher after
+    the API is up."""
     repos = repositories_for(config, args.paths)
+    with database.connect() as conn:
+        for repo in repos:
+            ensure_repository(conn, repo.name, str(repo.root))
     shutdown = threading.Event()
     reconnector = Reconnector(database, shutdown)
     services: list[Service] = [watcher(config, reconnector, repos)]

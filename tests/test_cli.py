@@ -94,6 +94,8 @@ def test_two_live_folders_cannot_share_a_repository_name(
     assert "already names" in capsys.readouterr().err
     assert main(["search", "unique sentence", "--lane", "lexical", "--json"]) == 0
     assert [h["text"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["Unique sentence of a."]
+    assert main(["watch", str(second)]) == 2, "refused before any service starts"
+    assert "already names" in capsys.readouterr().err
     first.rename(tmp_path / "a" / "old")
     assert main(["index", str(second)]) == 0, "the old folder is gone: the name moves to the new one"
     capsys.readouterr()
