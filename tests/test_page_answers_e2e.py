@@ -131,6 +131,7 @@ def test_closest_passages_beyond_the_first_five_fold_under_a_summary(page: Any) 
     expect(page.locator("#nearest-more-summary")).to_have_text("3 more that search found")
     folded = page.locator("#nearest-more-list li")
     expect(folded).to_have_count(3)
+    expect(page.locator("#nearest-more-list")).to_have_attribute("start", "6")  # numbered on from the first 5
     expect(folded.first).to_be_hidden()
     page.click("#nearest-more-summary")
     expect(folded.first).to_be_visible()

@@ -114,6 +114,7 @@
     $("nearest-list").replaceChildren(...nearest.slice(0, SHOWN).map(nearItem));
     const rest = nearest.slice(SHOWN);
     $("nearest-more-list").replaceChildren(...rest.map(nearItem));
+    $("nearest-more-list").start = SHOWN + 1;
     $("nearest-more-summary").textContent = `${rest.length} more that search found`;
     more.hidden = !rest.length;
     more.open = false;
