@@ -23,6 +23,7 @@ from api.app import create_app
 from api.settings import ApiSettings
 from engine.answers import Answer
 from engine.controller import AnswerEngine, EngineConfig, answer
+from engine.passages import NEAREST
 from engine.search import Filters, Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
@@ -127,11 +128,11 @@ def test_closest_passages_beyond_the_first_five_fold_under_a_summary(page: Any) 
     page.fill("#question", "Which proxy should I pick?")
     page.click("#ask")
     expect(page.locator("#answer-meta")).to_contain_text("insufficient", **WAIT)
-    expect(page.locator("#nearest-list li")).to_have_count(5)
-    expect(page.locator("#nearest-more-summary")).to_have_text("3 more that search found")
+    expect(page.locator("#nearest-list li")).to_have_count(NEAREST)  # the page's SHOWN is the engine's
+    expect(page.locator("#nearest-more-summary")).to_have_text(f"{8 - NEAREST} more that search found")
     folded = page.locator("#nearest-more-list li")
-    expect(folded).to_have_count(3)
-    expect(page.locator("#nearest-more-list")).to_have_attribute("start", "6")  # numbered on from the first 5
+    expect(folded).to_have_count(8 - NEAREST)
+    expect(page.locator("#nearest-more-list")).to_have_attribute("start", str(NEAREST + 1))
     expect(folded.first).to_be_hidden()
     page.click("#nearest-more-summary")
     expect(folded.first).to_be_visible()
