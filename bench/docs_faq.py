@@ -95,7 +95,11 @@ def _record(
     cited = [s for c in body["clauses"] for s in c["sources"]]
     paths = (row.path, page_file(Path(), row.path).as_posix())  # an .mdx page is written as .mdx.md
     on_page = [s for s in cited if s["path"] in paths]
-    near = [n for n in body.get("nearest", []) if n["path"] in paths]
+    near = [  # where the answer's closest passages hold the positive, 1-based
+        i
+        for i, n in enumerate(body.get("nearest", []), 1)
+        if n["path"] in paths and _holds(n["text"], row.positive)
+    ]
     heading = norm_key(row.question)
     gold = [h.path in paths and same_text(h.text, row.positive) for h in top]
     return {
@@ -111,15 +115,8 @@ def _record(
         "ms": ms,
         "recall10": any(gold),
         "gold_rank": gold.index(True) + 1 if any(gold) else None,
-        "nearest_hit": any(_holds(n["text"], row.positive) for n in near),
-        "nearest_rank": next(
-            (
-                i
-                for i, n in enumerate(body.get("nearest", []), 1)
-                if n["path"] in paths and _holds(n["text"], row.positive)
-            ),
-            None,
-        ),
+        "nearest_hit": bool(near),
+        "nearest_rank": near[0] if near else None,
         "hit": any(_holds(s["text"], row.positive) for s in on_page),
         "paragraph": any(
             _holds(s["text"], row.positive) or in_paragraph(s["text"], row.context) for s in on_page

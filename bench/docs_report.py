@@ -46,7 +46,11 @@ class Record:
     strict: list[bool] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.strict = [any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold) for u in self.cited]
+        self.strict = [self.is_gold(u) for u in self.cited]
+
+    def is_gold(self, unit: Unit) -> bool:
+        """Whether `unit` matches one of the row's gold sentences."""
+        return any(unit_is_gold(unit, g, self.row.rival) for g in self.row.gold)
 
     @property
     def abstained(self) -> bool:
@@ -59,15 +63,15 @@ class Record:
 
     @property
     def search_hit(self) -> bool:
-        return any(unit_is_gold(u, g, self.row.rival) for u in self.top for g in self.row.gold)
+        return any(self.is_gold(u) for u in self.top)
 
     @property
     def nearest(self) -> dict[str, Any]:
         """What `benchkit.nearest_shown` reads: whether the row is answerable, the answer's status, the rank
         of the first gold unit in search's top 10, and whether (and where) the answer's `nearest` holds
         one."""
-        gold = [any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold) for u in self.top]
-        near = [any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold) for u in self.near]
+        gold = [self.is_gold(u) for u in self.top]
+        near = [self.is_gold(u) for u in self.near]
         return {
             "phase": "answerable" if self.row.gold else "unanswerable",
             "status": self.body["status"],
@@ -115,10 +119,7 @@ class Record:
                 for u, s, p in zip(self.cited, self.strict, self.same_page, strict=True)
             ],
             "clauses": [c["clause"] for c in self.body["clauses"]],
-            "search_top10": [
-                {**u.to_dict(), "gold": any(unit_is_gold(u, g, self.row.rival) for g in self.row.gold)}
-                for u in self.top
-            ],
+            "search_top10": [{**u.to_dict(), "gold": self.is_gold(u)} for u in self.top],
             "flags": {
                 "abstained": self.abstained,
                 "search_hit": self.search_hit,
