@@ -127,7 +127,9 @@ class PlannerConfig:
     model: str = ""
     api_key: str = ""
     budget_seconds: float = 10.0
-    """The time all the model's calls for one answer share; past it the extractive planner plans the rest."""
+    """The time one answer may take with the model, counted from the question's arrival; the model's calls
+    stop early enough for verifying to fit (`engine.llm_planner.reserve`), and past it the extractive
+    planner plans the rest."""
     max_tokens: int = 384
     """The cap on each reply, so a small model cannot write until its context is full."""
     max_evidence: int = 30

@@ -207,6 +207,7 @@ class AnswerEngine:
         """Route the question on its first retrieval, then run the FastPath or the loop; both read the
         question with its typos corrected (`spell_question`), and the answer keeps it as asked."""
         config = self._config
+        begun = time.monotonic()
         started = time.perf_counter()
         spelling = self._spelled(question)
         asked = spelling.text
@@ -220,7 +221,7 @@ class AnswerEngine:
         result.notes.append(f"route {decision.route.value}: " + "; ".join(decision.reasons))
         result.notes.append(f"planner {self._planner.name}")
         pool = EvidencePool(self._embedder, config.max_evidence)
-        state = PlannerState(asked, decision.shape, pool, max_rounds=config.rounds_for(budget))
+        state = PlannerState(asked, decision.shape, pool, max_rounds=config.rounds_for(budget), started=begun)
         state.parts = question_parts(asked)
         rounds = Rounds(
             self._connect,

@@ -2,15 +2,15 @@
 
 The model sees the question, the evidence held (by sentence id), the accepted findings and failed searches,
 and answers in JSON under the plan's schema (`plan_schema`, sent as `response_format`): the clauses to try
-with their reference need and sources, at most three further queries, and whether the answer is complete.
-Its output is validated strictly, because the controller acts on it: a malformed reply is sent back once
-with the error, and a second malformed reply fails the round. All the planner's calls for one answer share
-one time budget (`LLMConfig.budget_seconds`, counted from its first call): each request may take only what
-is left, and once the budget is spent, or the endpoint failed, the planner fails the answer's remaining
-rounds at once, without asking the endpoint, so the answer never waits for a model past its budget. A
-failed round is planned by the extractive planner instead (`engine.rounds`). The final round's prompt
-offers no further queries, and a reply that asks for some anyway is malformed. Whatever the model writes,
-the controller verifies every clause.
+with their reference need and sources, at most three further queries, and whether the answer is complete. Its
+output is validated strictly, because the controller acts on it: a malformed reply is sent back once with the
+error, and a second malformed reply fails the round. All the planner's calls for one answer share one time
+budget (`LLMConfig.budget_seconds`, counted from the answer's start, less `RESERVE_SECONDS` kept for the work
+after the model's last call): each request may take only what is left, and once the budget is spent, or the
+endpoint failed, the planner fails the answer's remaining rounds at once, without asking the endpoint, so the
+answer never waits for a model past its budget. A failed round is planned by the extractive planner instead
+(`engine.rounds`). The final round's prompt offers no further queries, and a reply that asks for some anyway
+is malformed. Whatever the model writes, the controller verifies every clause.
 
 `ReaderPlanner` gives the model the reader's role instead (`LLMRole.READER`, the default of `model_planner`):
 the extractive planner ranks the candidates and plans the searches, the model names which of the top-rated
@@ -39,12 +39,14 @@ from engine.verdicts import Chooser, Proposal
 
 __all__ = [
     "MAX_QUERIES",
+    "RESERVE_SECONDS",
     "LLMConfig",
     "LLMPlanner",
     "ReaderPlanner",
     "model_planner",
     "parse_plan",
     "plan_schema",
+    "reserve",
 ]
 
 MAX_QUERIES = 3
@@ -177,9 +179,11 @@ class LLMPlanner:
         return self._rewriter
 
     def deadline(self, state: PlannerState) -> float:
-        """When the model's calls for this answer stop: `budget_seconds` after the first of them."""
+        """When the model's calls for this answer stop: `budget_seconds` after the answer began, less the
+        time kept for what follows the last call (`reserve`), so the whole answer fits the budget."""
         if state.planner_deadline is None:
-            state.planner_deadline = time.monotonic() + self._config.budget_seconds
+            budget = self._config.budget_seconds
+            state.planner_deadline = state.started + budget - reserve(budget)
         return state.planner_deadline
 
     @property
@@ -228,6 +232,17 @@ class LLMPlanner:
                     {"role": "user", "content": f"Invalid reply: {error}. Reply with the JSON object only."},
                 ]
         raise PlannerError(f"malformed planner output twice: {error}")
+
+
+RESERVE_SECONDS = 1.5
+"""What an answer keeps of its budget for the work after the model's last call: verifying its clauses and
+the extractive planner's later rounds (about 1 s at p95 on 2 cores; docs/performance.md)."""
+
+
+def reserve(budget: float) -> float:
+    """The part of `budget` kept for the work after the model's last call: `RESERVE_SECONDS`, and at most a
+    quarter of a small budget, so the model always has most of it."""
+    return min(RESERVE_SECONDS, budget / 4)
 
 
 MAX_READ = 1

@@ -8,6 +8,7 @@ emitted unverified, and no search is run twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -76,6 +77,9 @@ class PlannerState:
     queries_run: list[str] = field(default_factory=list)
     parts: tuple[str, ...] = ()
     """The questions the question asks at once (`routing.question_parts`), when it asks more than one."""
+    started: float = field(default_factory=time.monotonic)
+    """When (`time.monotonic`) the answer began: a planner's time budget counts from here, not from its first
+    call, so the search before that call is inside the budget."""
     planner_deadline: float | None = None
     """When (`time.monotonic`) a planner with a time budget stops asking its model for this answer; such a
     planner sets it on its first call of the answer."""

@@ -7,6 +7,7 @@ time budget one answer's calls share. The planner against a real llama.cpp serve
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from engine.controller import AnswerEngine, EngineConfig
 from engine.crossencoders import EntailmentScores
 from engine.evidence import EvidencePool
 from engine.llm_client import EndpointError
-from engine.llm_planner import LLMConfig, LLMPlanner, parse_plan
+from engine.llm_planner import LLMConfig, LLMPlanner, parse_plan, reserve
 from engine.planning import PlannerError, PlannerState
 from engine.routing import shape
 from engine.search import Hit, Retriever
@@ -138,6 +139,25 @@ def test_a_hanging_endpoint_fails_the_call_when_the_budget_is_spent(server: Fake
             hurried.plan(_state(), final=False)
     finally:
         hurried.close()
+
+
+def test_the_budget_counts_from_the_question_so_a_slow_start_leaves_the_model_less(
+    server: FakeChatServer,
+) -> None:
+    server.replies = [_reply(done=True), _reply(done=True)]
+    planner = LLMPlanner(LLMConfig(server.url, "tiny-model", budget_seconds=5))
+    late = _state()
+    late.started = time.monotonic() - 4  # 5 s less the 1.25 s kept for verifying: spent before the call
+    early = _state()
+    try:
+        with pytest.raises(PlannerError, match="budget of 5 s for this answer is spent"):
+            planner.plan(late, final=False)
+        assert server.requests == []
+        assert planner.plan(early, final=False).done is True
+        assert early.planner_deadline == pytest.approx(early.started + 5 - reserve(5))
+    finally:
+        planner.close()
+    assert reserve(10) == 1.5 and reserve(2) == 0.5  # a small budget keeps three quarters for the model
 
 
 @pytest.mark.parametrize(
