@@ -23,7 +23,7 @@ __all__ = [
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 BASE_MODEL_SPECS = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
 """Specs that name the default model itself, which loads offline from its packages rather than the hub."""
-DOCS_MODEL_NAME = "citeline/docs-minilm-l6-v1"
+DOCS_MODEL_NAME = "citeline/docs-minilm-l6-v2"
 """The docs embedder's recorded name: a new version is a new name, so the corpus is embedded again."""
 DOCS_MODEL_SPECS = frozenset({DOCS_MODEL_NAME, "citeline-docs"})
 DOCS_ONNX_NAME = f"{DOCS_MODEL_NAME} (onnx-int8)"
