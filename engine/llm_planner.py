@@ -236,7 +236,7 @@ class LLMPlanner:
 
 RESERVE_SECONDS = 1.5
 """What an answer keeps of its budget for the work after the model's last call: verifying its clauses and
-the extractive planner's later rounds (about 1 s at p95 on 2 cores; docs/performance.md)."""
+the extractive planner's later rounds, sized on the extractive planner's own p95 (docs/performance.md)."""
 
 
 def reserve(budget: float) -> float:
