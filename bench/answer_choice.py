@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_faq_pages import ROLES, load_rows, page_file, same_text
+from docs_faq_pages import ROLES, load_rows
 from docs_users import user_rows
 
 from daemon.config import load_config
@@ -105,10 +105,9 @@ def main() -> None:
         heads = []
         for row, text in asked[: args.limit]:
             hits = retriever.search(text, FIRST_K, filters=Filters(repositories=(row.name,)))
-            paths = (row.path, page_file(Path(), row.path).as_posix())
-            gold = [h.path in paths and same_text(h.text, row.positive) for h in hits]
+            gold = [row.is_positive(h.path, h.text) for h in hits]
             where = next((h.heading_path for h, g in zip(hits, gold, strict=True) if g), None)
-            section = [h.path in paths and where is not None and h.heading_path == where for h in hits]
+            section = [h.path in row.paths and where is not None and h.heading_path == where for h in hits]
             ratings = relevance.score(text, [h.headed_text for h in hits]) if hits else []
             cosine = [h.scores.get("vector", 0.0) for h in hits]
             heads.append(Head(gold, section, [float(r) for r in ratings], cosine))

@@ -93,7 +93,7 @@ def _record(
     row: FaqRow, phase: str, label: str, body: dict[str, Any], top: list[Any], ms: float
 ) -> dict[str, Any]:
     cited = [s for c in body["clauses"] for s in c["sources"]]
-    paths = (row.path, page_file(Path(), row.path).as_posix())  # an .mdx page is written as .mdx.md
+    paths = row.paths
     on_page = [s for s in cited if s["path"] in paths]
     near = [  # where the answer's closest passages hold the positive, 1-based
         i
@@ -101,7 +101,7 @@ def _record(
         if n["path"] in paths and _holds(n["text"], row.positive)
     ]
     heading = norm_key(row.question)
-    gold = [h.path in paths and same_text(h.text, row.positive) for h in top]
+    gold = [row.is_positive(h.path, h.text) for h in top]
     return {
         "model": label,
         "phase": phase,

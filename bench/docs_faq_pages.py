@@ -69,6 +69,15 @@ class FaqRow:
         """The repository's name in the index."""
         return self.repo.replace("/", "__")
 
+    @property
+    def paths(self) -> tuple[str, str]:
+        """The page's path as mined and as written out for indexing (an .mdx page becomes .mdx.md)."""
+        return (self.path, page_file(Path(), self.path).as_posix())
+
+    def is_positive(self, path: str, text: str) -> bool:
+        """Whether a unit at `path` reading `text` is this row's mined positive."""
+        return path in self.paths and same_text(text, self.positive)
+
 
 def add_docs_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments every docs_faq bench takes: the data folder, the role, the row kinds, the budget, a kept

@@ -48,7 +48,6 @@ from docs_faq_pages import (
     cut_section,
     load_rows,
     page_file,
-    same_text,
     write_pages,
 )
 
@@ -87,8 +86,7 @@ def _ask(
         body = engine.answer(text, budget, filters).to_dict()
         ms = 1000 * (time.perf_counter() - started)
         record = _record(replace(row, question=text), phase, label, body, [], ms)
-        paths = (row.path, page_file(Path(), row.path).as_posix())
-        found = [h.path in paths and same_text(h.text, row.positive) for h in top]
+        found = [row.is_positive(h.path, h.text) for h in top]
         record["recall10"], record["recall50"] = any(found[:10]), any(found)
         record["gold_rank"] = found.index(True) + 1 if any(found) else None
         record["heading"] = row.question

@@ -208,7 +208,7 @@ def _ask_docs(
             return _holds(source["text"], row.positive) or in_paragraph(source["text"], row.context)
 
         texts = [s for c in body["clauses"] for s in c["sources"]]
-        on_page = [s["path"] in (row.path, page_file(Path(), row.path).as_posix()) for s in texts]
+        on_page = [s["path"] in row.paths for s in texts]
         out.append(
             Judged(
                 label,

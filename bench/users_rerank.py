@@ -17,7 +17,6 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from docs_faq_pages import page_file, same_text
 from docs_users import user_rows
 
 from daemon.config import load_config
@@ -60,10 +59,9 @@ def main() -> None:
     texts, passages, golds = [], [], []
     for row, text in user_rows(args.data, args.role, {"faq", "heading"})[: args.limit]:
         hits = retriever.search(text, args.head, filters=Filters(repositories=(row.name,)))
-        paths = (row.path, page_file(Path(), row.path).as_posix())
         texts.append(text)
         passages.append([h.headed_text for h in hits])
-        golds.append([h.path in paths and same_text(h.text, row.positive) for h in hits])
+        golds.append([row.is_positive(h.path, h.text) for h in hits])
     fused = [list(range(len(p))) for p in passages]
     print(f"{len(texts)} rewrites; fused recall@10 {_recall(fused, golds):.3f}", flush=True)
     for spec in ["shipped=", *args.model]:
