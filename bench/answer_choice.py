@@ -1,7 +1,7 @@
 """Would another signal choose the answer among the first retrieval better than the relevance model's rating?
 
     python bench/answer_choice.py DOCS_FAQ WORKDIR [--db db-default] [--embedder SPEC] [--role tune]
-        [--limit N]
+        [--limit N] [--model NAME=PATH ...]
 
 WORKDIR is a `bench/docs_users.py --workdir` whose index `--db` is built with `--embedder` (the spec its
 `--embedder` had: empty for the default, `citeline-docs` for `db-docs`). Each question of the role, the
@@ -12,7 +12,8 @@ one hit, and the share of questions whose pick is the mined positive (gold) or a
 counted: the rating alone (the planner's first-hop choice, before it looks within the section), fusion's order
 alone, and the rating with fusion's rank or the vector lane's cosine added at a few weights. The first two
 lines per set are the bound (gold in the top 10) and the baseline (the rating). Figures only; it asserts
-nothing. Choose with `--role tune`.
+nothing. Choose with `--role tune`. Each `--model NAME=PATH` (a relevance cross-encoder's folder) rates the same
+heads as well, and its rules are printed under its name beside the shipped model's.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ def _report(label: str, heads: list[Head]) -> None:
     bound = sum(any(h.gold) for h in heads) / n
     print(f"{label}: {n} questions; gold in the top {FIRST_K}: {bound:.3f}")
     for name, rule in _rules().items():
+        if name == "fusion's order" and "[" in label:
+            continue
         gold = section = 0
         for head in heads:
             if not head.gold:
@@ -90,11 +93,13 @@ def main() -> None:
     ap.add_argument("--embedder", default="")
     ap.add_argument("--role", default="tune")
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of each set")
+    ap.add_argument("--model", action="append", default=[], help="NAME=PATH: another relevance model to rate")
     args = ap.parse_args()
     config = load_config()
     embedder = load_embedding_model(args.embedder, config.models.embedder_runtime)
     retriever = Retriever(open_database(None, args.workdir / args.db), embedder, None, config.retrieval)
-    relevance = load_relevance(None)
+    models = {"shipped": load_relevance(None)}
+    models |= {name: load_relevance(path) for name, path in (spec.split("=", 1) for spec in args.model)}
     sets = {
         "users' words": user_rows(args.data, args.role, {"faq", "heading"}),
         "the docs' words": [
@@ -102,16 +107,18 @@ def main() -> None:
         ],
     }
     for label, asked in sets.items():
-        heads = []
+        heads: dict[str, list[Head]] = {name: [] for name in models}
         for row, text in asked[: args.limit]:
             hits = retriever.search(text, FIRST_K, filters=Filters(repositories=(row.name,)))
             gold = [row.is_positive(h.path, h.text) for h in hits]
             where = next((h.heading_path for h, g in zip(hits, gold, strict=True) if g), None)
             section = [h.path in row.paths and where is not None and h.heading_path == where for h in hits]
-            ratings = relevance.score(text, [h.headed_text for h in hits]) if hits else []
             cosine = [h.scores.get("vector", 0.0) for h in hits]
-            heads.append(Head(gold, section, [float(r) for r in ratings], cosine))
-        _report(label, heads)
+            for name, model in models.items():
+                ratings = model.score(text, [h.headed_text for h in hits]) if hits else []
+                heads[name].append(Head(gold, section, [float(r) for r in ratings], cosine))
+        for name, rated in heads.items():
+            _report(label if name == "shipped" else f"{label} [{name}]", rated)
 
 
 if __name__ == "__main__":
