@@ -12,8 +12,8 @@ one hit, and the share of questions whose pick is the mined positive (gold) or a
 counted: the rating alone (the planner's first-hop choice, before it looks within the section), fusion's order
 alone, and the rating with fusion's rank or the vector lane's cosine added at a few weights. The first two
 lines per set are the bound (gold in the top 10) and the baseline (the rating). Figures only; it asserts
-nothing. Choose with `--role tune`. Each `--model NAME=PATH` (a relevance cross-encoder's folder) rates the same
-heads as well, and its rules are printed under its name beside the shipped model's.
+nothing. Choose with `--role tune`. Each `--model NAME=PATH` (a relevance cross-encoder's folder) rates the
+same heads as well, and its rules are printed under its name beside the shipped model's.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ import gzip
 import json
 from pathlib import Path
 
+from indexer.embedder import EmbeddingModel
+from indexer.markdown import TextUnit
+from training.docs_dense import DenseMisses
 from training.docs_misses import OtherPages
 from training.docs_mix import DocsRecipe, RepoIndex, load_docs, parse_page
 
@@ -119,3 +122,43 @@ def test_a_row_with_a_kept_rewrite_is_asked_in_the_user_s_words_with_the_same_pa
 def test_a_row_without_a_kept_rewrite_keeps_its_mined_question(tmp_path: Path) -> None:
     rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(rewrite_share=1.0), rewrites={})
     assert all("cache" in r.query.lower() for r in rows)
+
+
+def _dense_misses(embedder: EmbeddingModel, extra: dict[str, str], query: str, limit: int) -> list[TextUnit]:
+    """The vector lane's misses for `query` over the cache and storage pages (and `extra`), the answer being
+    the cache page's one sentence."""
+    pages = {"cache.md": CACHE, "storage.md": STORAGE, **extra}
+    index = RepoIndex({path: parse_page(text) for path, text in pages.items()})
+    answer = "To clear the cache, run tool cache clear."
+    section = ("Caching", "How do I clear the cache?")
+    return DenseMisses(index, embedder).misses(query, "cache.md", section, answer, limit=limit)
+
+
+def test_the_vector_lane_s_nearest_unit_outside_the_answer_s_section_is_a_near_miss(
+    embedder: EmbeddingModel,
+) -> None:
+    misses = _dense_misses(embedder, {}, "my disk fills up with old build files", limit=1)
+    assert [m.text for m in misses] == [
+        "The build cache grows, and old entries are never cleared on their own."
+    ]
+
+
+def test_the_answer_s_own_section_and_its_text_elsewhere_are_never_a_vector_lane_miss(
+    embedder: EmbeddingModel,
+) -> None:
+    copy = {"copy.md": "# Copy\n\nTo clear the cache, run tool cache clear.\n"}
+    misses = _dense_misses(embedder, copy, "How do I clear the cache?", limit=10)
+    assert misses and not any("run tool cache clear" in m.text for m in misses)
+
+
+def test_the_vector_lane_recipe_adds_its_misses_to_a_row_asked_in_a_user_s_words(tmp_path: Path) -> None:
+    rewrites = {("someone/docs", "faq", "How do I clear the cache?"): ["my disk is full, how do I free it?"]}
+    recipe = DocsRecipe(rewrite_share=1.0, dense_misses=2, dense_embedder="")
+    rows = load_docs(_docs_file(tmp_path), recipe=recipe, rewrites=rewrites)
+    assert [r.label for r in rows] == [1, 0, 0]
+    assert {r.passage.split(":")[0] for r in rows[1:]} == {"Storage > Disk usage", "Storage > Mirrors"}
+
+
+def test_a_row_asked_as_mined_gets_no_vector_lane_miss(tmp_path: Path) -> None:
+    rows = load_docs(_docs_file(tmp_path), recipe=DocsRecipe(dense_misses=2, dense_embedder=""), rewrites={})
+    assert [r.label for r in rows] == [1]

@@ -30,6 +30,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.search import headed_text
 from indexer.markdown import TextUnit, UnitKind
@@ -40,6 +41,9 @@ from training.docs_queries import reworded
 from training.docs_recipe import DocsRecipe
 from training.docs_split import role
 from training.docs_text import in_paragraph, same_key
+
+if TYPE_CHECKING:
+    from training.docs_dense import DenseMisses
 
 __all__ = [
     "MAX_NEAR_MISSES",
@@ -200,6 +204,31 @@ def asked_as(row: dict[str, object], group: str, recipe: DocsRecipe, rewrites: R
     return reworded(question, group)
 
 
+def _in_users_words(row: dict[str, object], query: str, rewrites: Rewrites) -> bool:
+    return query in rewrites.get((str(row["repo"]), str(row.get("kind")), str(row["question"])), [])
+
+
+def _dense_pairs(
+    row: dict[str, object],
+    query: str,
+    index: RepoIndex,
+    dense: DenseMisses,
+    limit: int,
+    read: Callable[[TextUnit], str],
+    pairs: list[tuple[str, float]],
+) -> list[tuple[str, float]]:
+    """The vector lane's near misses of one row as target-0 pairs, less any passage the row already rates."""
+    path, positive = str(row["path"]), str(row["positive"])
+    page = index.pages[path]
+    start = page.find(positive)
+    if start is None:
+        return []
+    section = page.units[start].heading_path
+    held = {norm_key(p) for p, _ in pairs}
+    misses = (read(u) for u in dense.misses(query, path, section, page.units[start].text, limit))
+    return [(p, 0.0) for p in misses if norm_key(p) not in held]
+
+
 def load_docs(
     file: Path,
     roles: tuple[str, ...] = ("train",),
@@ -216,6 +245,11 @@ def load_docs(
             by_repo.setdefault(str(row["repo"]), []).append(row)
     out: list[RelRow] = []
     source = f"docs_faq/{file.name.split('.')[0]}"
+    lane = None
+    if recipe.dense_misses:
+        from training.docs_dense import dense_lane  # it imports this module
+
+        lane = dense_lane(recipe.dense_embedder)
     for repository in sorted(by_repo):
         index = RepoIndex(read_corpus(corpus, repository))
         other = OtherPages(index.citable()) if recipe.other_pages else None
@@ -229,6 +263,9 @@ def load_docs(
                 held = {norm_key(p) for p, _ in pairs}
                 misses = (read(u) for u in other.misses(query, str(row["path"])))
                 pairs += [(p, 0.0) for p in misses if norm_key(p) not in held]
+            if pairs and lane is not None and _in_users_words(row, query, rewrites or {}):
+                dense = lane.of(repository, index)
+                pairs += _dense_pairs(row, query, index, dense, recipe.dense_misses, read, pairs)
             for passage, goal in pairs:
                 soft = None if goal in (0.0, 1.0) else goal
                 out.append(RelRow(query, passage, int(goal == 1.0), group, source, soft))

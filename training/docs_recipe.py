@@ -22,3 +22,9 @@ class DocsRecipe:
     """The share of rows that have a kept user-worded rewrite (``training/data/docs_rewrites.jsonl.gz``, drawn
     once per row with a seed) that are asked with one of those rewrites instead of the mined question: the
     same passages and targets, in a user's words, whose answer's heading does not restate the question."""
+    dense_misses: int = 0
+    """Negatives per row asked in a user's words, from the vector lane (``training.docs_dense``): the units
+    of the repository nearest the rewrite by ``dense_embedder``'s cosine, outside the answer's section, target
+    0."""
+    dense_embedder: str = "citeline-docs"
+    """The embedder spec (as ``[models] embedder`` takes it) that finds the vector lane's near misses."""

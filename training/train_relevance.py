@@ -91,6 +91,7 @@ DOCS_RECIPES = {
         DocsRecipe(other_pages=True, headless_share=1 / 3, rewrite_share=0.5),
         (*_DOCS_ROWS, *WIDE_REPLAY),
     ),
+    "docs4uh": (DocsRecipe(rewrite_share=0.5, dense_misses=3), DOCS_MIX),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -102,7 +103,8 @@ DOCS_RECIPES = {
 }
 """The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 to docs7 were measured
 and not shipped (training/README.md). docs4u and docs6u are docs4 and docs6 with half the rows that have a
-kept user-worded rewrite asked in it (``DocsRecipe.rewrite_share``)."""
+kept user-worded rewrite asked in it (``DocsRecipe.rewrite_share``); docs4uh adds the vector lane's near
+misses to those (``DocsRecipe.dense_misses``), measured and not shipped either."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
