@@ -115,6 +115,22 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
     return batches
 
 
+def _group_batches(groups: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Whole groups per batch, groups shuffled, a batch closed before the group that would overflow it (a
+    group larger than a batch is one batch): a listwise loss sees every row of a question together."""
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    order = list(members)
+    rng.shuffle(order)
+    batches: list[list[int]] = [[]]
+    for g in order:
+        if batches[-1] and len(batches[-1]) + len(members[g]) > batch_size:
+            batches.append([])
+        batches[-1].extend(members[g])
+    return [b for b in batches if b]
+
+
 def _encode(
     tok: PreTrainedTokenizerBase,
     a: Sequence[str],
@@ -156,8 +172,11 @@ def train(
     cfg: TrainConfig,
     evaluate: EvalFn,
     checkpoint: Path | None = None,
+    groups: Sequence[int] | None = None,
 ) -> float:
     """``cfg.epochs`` passes over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
+    With ``groups`` (a group number per pair), each batch holds whole groups (``_group_batches``) instead of
+    pairs of like length.
 
     With ``checkpoint``, state is saved there every 200 steps and a run restarted with the same arguments
     resumes from it (batches are a function of the seed alone), because on a shared 2-core machine an
@@ -173,7 +192,15 @@ def train(
         )["input_ids"]
     ]
     rng = random.Random(cfg.seed)
-    batches = [b for _ in range(cfg.epochs) for b in _batches(lengths, cfg.batch_size, rng)]
+    batches = [
+        b
+        for _ in range(cfg.epochs)
+        for b in (
+            _batches(lengths, cfg.batch_size, rng)
+            if groups is None
+            else _group_batches(groups, cfg.batch_size, rng)
+        )
+    ]
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
     model.to(cfg.device)
     targets = targets.to(cfg.device)

@@ -140,6 +140,7 @@ def run(
     loss_fn: LossFn,
     evaluate: Callable[[PreTrainedModel, PreTrainedTokenizerBase, dict[str, float]], str],
     started: float,
+    groups: Sequence[int] | None = None,
 ) -> Trained:
     """Train the base encoder with a fresh head for ``labels``, save it under ``args.out``; ``evaluate``
     fills the validation figures it is given and returns the line to print."""
@@ -147,7 +148,7 @@ def run(
     model, tok = load_base(labels, args.start)
     result: dict[str, float] = {}
     cpu_min = train(
-        model, tok, pairs, targets, loss_fn, cfg, lambda m: evaluate(m, tok, result), args.checkpoint
+        model, tok, pairs, targets, loss_fn, cfg, lambda m: evaluate(m, tok, result), args.checkpoint, groups
     )
     save_fp16(model, tok, args.out, cfg.max_length)
     return Trained(result, round((time.monotonic() - started) / 60, 1), round(cpu_min, 1))

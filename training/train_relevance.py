@@ -26,6 +26,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from training.data import RelRow, Source, load_relevance, norm_key, read_jsonl, sample_groups
 from training.docs_recipe import DocsRecipe
+from training.listwise import listwise_loss
 from training.loop import TrainConfig, predict_logits
 from training.metrics import mrr_at_k
 from training.pairs import load as load_pairs
@@ -187,6 +188,12 @@ def main() -> None:
     ap.add_argument("--docs-recipe", choices=sorted(DOCS_RECIPES), default="docs4", help="which docs mix")
     ap.add_argument("--lr", type=float, default=5e-5, help="peak learning rate (default 5e-5)")
     ap.add_argument(
+        "--listwise",
+        type=float,
+        default=0.0,
+        help="add this weight of the listwise loss (training.listwise); batches then hold whole questions",
+    )
+    ap.add_argument(
         "--save-pairs", type=Path, help="build the mix, write it to this file (training.pairs), stop"
     )
     ap.add_argument("--pairs", type=Path, help="train on a mix --save-pairs wrote instead of building one")
@@ -211,6 +218,7 @@ def main() -> None:
         "docs": args.docs,
         "docs_recipe": args.docs_recipe if args.docs else None,
         "start": str(args.start) if args.start else None,
+        "listwise": args.listwise or None,
     }
     if args.pairs is not None:
         rows, val, counts, built = load_pairs(args.pairs)
@@ -239,12 +247,18 @@ def main() -> None:
             parts.append(f"{name}={mrr:.3f} ({n} q, accuracy {accuracy:.3f})")
         return "MRR@10 " + " ".join(parts)
 
-    targets = torch.tensor([r.goal for r in rows])
+    numbers = {g: n for n, g in enumerate(dict.fromkeys(r.group for r in rows))}
+    groups = [numbers[r.group] for r in rows]
+    targets = torch.tensor([[r.goal, float(g)] for r, g in zip(rows, groups, strict=True)])
 
-    def bce(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y)
+    def loss(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y[:, 0])
+        if not args.listwise:
+            return pointwise
+        return pointwise + args.listwise * listwise_loss(logits[:, 0], y[:, 0], y[:, 1])
 
-    trained = run(args, cfg, None, [(r.query, r.passage) for r in rows], targets, bce, evaluate, t0)
+    pairs = [(r.query, r.passage) for r in rows]
+    trained = run(args, cfg, None, pairs, targets, loss, evaluate, t0, groups if args.listwise else None)
     write_summary(args.out, cfg, counts, ("train_rows", len(rows)), len(val), trained, head=head)
 
 
