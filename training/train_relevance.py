@@ -222,7 +222,7 @@ def main() -> None:
     }
     if args.pairs is not None:
         rows, val, counts, built = load_pairs(args.pairs)
-        head = {**built, "start": head["start"], "pairs_file": args.pairs.name}
+        head = {**built, "start": head["start"], "listwise": head["listwise"], "pairs_file": args.pairs.name}
     else:
         recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
         rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
