@@ -55,10 +55,12 @@ def _citeline_children(daemon: subprocess.Popen[bytes]) -> dict[str, psutil.Proc
     """The daemon's children running a citeline command, by command line (`embed`, `watch --no-embed`)."""
     assert daemon.poll() is None, "the daemon died"
     found = {}
-    for child in psutil.Process(daemon.pid).children():
+    parent = psutil.Process(daemon.pid)
+    own = parent.cmdline()
+    for child in parent.children():
         with contextlib.suppress(psutil.NoSuchProcess):
             line = child.cmdline()
-            if "daemon.cli" in line and line[-1] != "serve":  # between fork and exec it still shows serve
+            if "daemon.cli" in line and line != own:  # between fork and exec a child shows the daemon's line
                 found[" ".join(line[line.index("daemon.cli") + 1 :])] = child
     return found
 
