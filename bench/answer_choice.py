@@ -67,12 +67,13 @@ def _rules() -> dict[str, Rule]:
     return rules
 
 
-def _report(label: str, heads: list[Head]) -> None:
+def _report(label: str, heads: list[Head], with_order: bool = True) -> None:
+    """The bound, then each rule's picks; fusion's order (the same for every model) only with `with_order`."""
     n = len(heads)
     bound = sum(any(h.gold) for h in heads) / n
     print(f"{label}: {n} questions; gold in the top {FIRST_K}: {bound:.3f}")
     for name, rule in _rules().items():
-        if name == "fusion's order" and "[" in label:
+        if name == "fusion's order" and not with_order:
             continue
         gold = section = 0
         for head in heads:
@@ -118,7 +119,8 @@ def main() -> None:
                 ratings = model.score(text, [h.headed_text for h in hits]) if hits else []
                 heads[name].append(Head(gold, section, [float(r) for r in ratings], cosine))
         for name, rated in heads.items():
-            _report(label if name == "shipped" else f"{label} [{name}]", rated)
+            shipped = name == "shipped"
+            _report(label if shipped else f"{label} [{name}]", rated, with_order=shipped)
 
 
 if __name__ == "__main__":
