@@ -2,7 +2,7 @@
 
     python bench/hotpotqa.py ../shared/data/hotpotqa_dev150.json [--offset N] [--limit N] [--budget B]
         [--workdir DIR] [--dump FILE] [--context always|dependent|never] [--one-hop-patience N]
-        [--answer-check none|PATH]
+        [--answer-check none|PATH] [--min-relevance F] [--min-answer-check F]
         [--llm-url URL [--llm-model M] [--llm-budget S] [--llm-modes M1,M2] [--compare-llm]]
 
 Every paragraph of every question is one Markdown file (title as `# heading`, sentences as the body) in one
@@ -38,7 +38,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchkit import optional_models, percentile, words, workspace
+from benchkit import add_engine_arguments, engine_settings, optional_models, percentile, words, workspace
 from llm_compare import (
     PlannerTally,
     add_llm_arguments,
@@ -222,12 +222,7 @@ def main() -> None:
         default="",
         help=f'the answer check: a folder or name, "{NO_MODEL}" for none (default: the shipped one)',
     )
-    parser.add_argument(
-        "--one-hop-patience",
-        type=int,
-        default=EngineConfig().one_hop_patience,
-        help="EngineConfig.one_hop_patience (0: a one-hop question runs every round its budget allows)",
-    )
+    add_engine_arguments(parser)
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -290,7 +285,7 @@ def main() -> None:
                 embedder,
                 entailment=entailment,
                 relevance=relevance,
-                config=EngineConfig(store=False, one_hop_patience=args.one_hop_patience),
+                config=engine_settings(args, EngineConfig(store=False)),
                 answer_check=check,
                 pool=retriever.pool,  # as `daemon.assembly.build_engine` builds it: the rounds share the pool
                 planner=planner,

@@ -38,9 +38,16 @@ def test_the_loss_pushes_the_answer_up_and_the_near_miss_down() -> None:
 
 def test_grouped_batches_hold_whole_questions_and_every_row_once() -> None:
     groups = [0, 0, 0, 1, 1, 2, 3, 3, 3, 3, 4]
-    batches = _group_batches(groups, 4, random.Random(1))
+    batches = _group_batches(groups, [10] * len(groups), 4, random.Random(1))
     assert sorted(i for b in batches for i in b) == list(range(len(groups)))
     for batch in batches:
         for g in {groups[i] for i in batch}:
             assert {i for i, x in enumerate(groups) if x == g} <= set(batch)
         assert len(batch) <= 4
+
+
+def test_grouped_batches_put_questions_of_like_length_together() -> None:
+    groups = [g for g in range(40) for _ in range(2)]
+    lengths = [10 if g % 2 else 300 for g in groups]
+    batches = _group_batches(groups, lengths, 4, random.Random(3))
+    assert all(len({lengths[i] for i in batch}) == 1 for batch in batches)

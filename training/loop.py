@@ -115,19 +115,36 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
     return batches
 
 
-def _group_batches(groups: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Whole groups per batch, groups shuffled, a batch closed before the group that would overflow it (a
-    group larger than a batch is one batch): a listwise loss sees every row of a question together."""
+def _group_batches(
+    groups: Sequence[int], lengths: Sequence[int], batch_size: int, rng: random.Random
+) -> list[list[int]]:
+    """Whole groups per batch, a batch closed before the group that would overflow it (a group larger than a
+    batch is one batch): a listwise loss sees every row of a question together. As `_batches` does for pairs,
+    groups are shuffled, then sorted by their longest pair within 50-batch chunks, and the batches shuffled:
+    a batch pads to its longest pair, so like lengths train faster."""
     members: dict[int, list[int]] = {}
     for i, g in enumerate(groups):
         members.setdefault(g, []).append(i)
     order = list(members)
     rng.shuffle(order)
-    batches: list[list[int]] = [[]]
-    for g in order:
-        if batches[-1] and len(batches[-1]) + len(members[g]) > batch_size:
-            batches.append([])
-        batches[-1].extend(members[g])
+    longest = {g: max(lengths[i] for i in rows) for g, rows in members.items()}
+    batches: list[list[int]] = []
+    chunk: list[int] = []
+    rows_in_chunk = 0
+    for n, g in enumerate(order):
+        chunk.append(g)
+        rows_in_chunk += len(members[g])
+        if rows_in_chunk < batch_size * 50 and n < len(order) - 1:
+            continue
+        batch: list[int] = []
+        for h in sorted(chunk, key=longest.__getitem__):
+            if batch and len(batch) + len(members[h]) > batch_size:
+                batches.append(batch)
+                batch = []
+            batch.extend(members[h])
+        batches.append(batch)
+        chunk, rows_in_chunk = [], 0
+    rng.shuffle(batches)
     return [b for b in batches if b]
 
 
@@ -175,8 +192,8 @@ def train(
     groups: Sequence[int] | None = None,
 ) -> float:
     """``cfg.epochs`` passes over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
-    With ``groups`` (a group number per pair), each batch holds whole groups (``_group_batches``) instead of
-    pairs of like length.
+    With ``groups`` (a group number per pair), each batch holds whole groups
+    (``_group_batches``), groups of like length together.
 
     With ``checkpoint``, state is saved there every 200 steps and a run restarted with the same arguments
     resumes from it (batches are a function of the seed alone), because on a shared 2-core machine an
@@ -198,7 +215,7 @@ def train(
         for b in (
             _batches(lengths, cfg.batch_size, rng)
             if groups is None
-            else _group_batches(groups, cfg.batch_size, rng)
+            else _group_batches(groups, lengths, cfg.batch_size, rng)
         )
     ]
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
