@@ -51,3 +51,15 @@ def test_grouped_batches_put_questions_of_like_length_together() -> None:
     lengths = [10 if g % 2 else 300 for g in groups]
     batches = _group_batches(groups, lengths, 4, random.Random(3))
     assert all(len({lengths[i] for i in batch}) == 1 for batch in batches)
+
+
+def test_with_uncertain_rows_counted_the_answer_must_also_rank_above_its_sections_other_units() -> None:
+    below = _loss([2.0, 0.0, 1.0], [1, 0, 0.15], [1, 1, 1])
+    counted = float(
+        listwise_loss(torch.tensor([2.0, 0.0, 1.0]), torch.tensor([1, 0, 0.15]), torch.tensor([1] * 3), True)
+    )
+    assert counted > below
+    above = float(
+        listwise_loss(torch.tensor([2.0, 0.0, 5.0]), torch.tensor([1, 0, 0.15]), torch.tensor([1] * 3), True)
+    )
+    assert above > counted

@@ -194,6 +194,11 @@ def main() -> None:
         help="add this weight of the listwise loss (training.listwise); batches then hold whole questions",
     )
     ap.add_argument(
+        "--listwise-uncertain",
+        action="store_true",
+        help="the listwise loss ranks the answers above their section's uncertain units too",
+    )
+    ap.add_argument(
         "--save-pairs", type=Path, help="build the mix, write it to this file (training.pairs), stop"
     )
     ap.add_argument("--pairs", type=Path, help="train on a mix --save-pairs wrote instead of building one")
@@ -219,10 +224,17 @@ def main() -> None:
         "docs_recipe": args.docs_recipe if args.docs else None,
         "start": str(args.start) if args.start else None,
         "listwise": args.listwise or None,
+        "listwise_uncertain": args.listwise_uncertain or None,
     }
     if args.pairs is not None:
         rows, val, counts, built = load_pairs(args.pairs)
-        head = {**built, "start": head["start"], "listwise": head["listwise"], "pairs_file": args.pairs.name}
+        head = {
+            **built,
+            "start": head["start"],
+            "listwise": head["listwise"],
+            "listwise_uncertain": head["listwise_uncertain"],
+            "pairs_file": args.pairs.name,
+        }
     else:
         recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
         rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
@@ -255,7 +267,9 @@ def main() -> None:
         pointwise = torch.nn.functional.binary_cross_entropy_with_logits(logits[:, 0], y[:, 0])
         if not args.listwise:
             return pointwise
-        return pointwise + args.listwise * listwise_loss(logits[:, 0], y[:, 0], y[:, 1])
+        return pointwise + args.listwise * listwise_loss(
+            logits[:, 0], y[:, 0], y[:, 1], args.listwise_uncertain
+        )
 
     pairs = [(r.query, r.passage) for r in rows]
     trained = run(args, cfg, None, pairs, targets, loss, evaluate, t0, groups if args.listwise else None)
