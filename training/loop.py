@@ -103,25 +103,17 @@ def load_base(
 
 
 def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffle, sort 50-batch chunks by length, cut into batches, shuffle the batches."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    chunk = batch_size * 50
-    batches: list[list[int]] = []
-    for start in range(0, len(order), chunk):
-        part = sorted(order[start : start + chunk], key=lengths.__getitem__)
-        batches.extend(part[i : i + batch_size] for i in range(0, len(part), batch_size))
-    rng.shuffle(batches)
-    return batches
+    """Pairs of like length per batch: `_group_batches` with every pair a group of its own."""
+    return _group_batches(range(len(lengths)), lengths, batch_size, rng)
 
 
 def _group_batches(
     groups: Sequence[int], lengths: Sequence[int], batch_size: int, rng: random.Random
 ) -> list[list[int]]:
     """Whole groups per batch, a batch closed before the group that would overflow it (a group larger than a
-    batch is one batch): a listwise loss sees every row of a question together. As `_batches` does for pairs,
-    groups are shuffled, then sorted by their longest pair within 50-batch chunks, and the batches shuffled:
-    a batch pads to its longest pair, so like lengths train faster."""
+    batch is one batch): a listwise loss sees every row of a question together. Groups are shuffled, then
+    sorted by their longest pair within 50-batch chunks, and the batches shuffled: a batch pads to its longest
+    pair, so like lengths train faster."""
     members: dict[int, list[int]] = {}
     for i, g in enumerate(groups):
         members.setdefault(g, []).append(i)
