@@ -102,11 +102,6 @@ def load_base(
     return model.float(), tokenizer  # a copy saved as fp16 still trains in fp32
 
 
-def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Pairs of like length per batch: `_group_batches` with every pair a group of its own."""
-    return _group_batches(range(len(lengths)), lengths, batch_size, rng)
-
-
 def _group_batches(
     groups: Sequence[int], lengths: Sequence[int], batch_size: int, rng: random.Random
 ) -> list[list[int]]:
@@ -184,8 +179,8 @@ def train(
     groups: Sequence[int] | None = None,
 ) -> float:
     """``cfg.epochs`` passes over ``pairs`` (repeats are already in the list), evaluating ``cfg.evals`` times.
-    With ``groups`` (a group number per pair), each batch holds whole groups
-    (``_group_batches``), groups of like length together.
+    Batches hold pairs of like length (``_group_batches``); with ``groups`` (a group number per pair), whole
+    groups of like length.
 
     With ``checkpoint``, state is saved there every 200 steps and a run restarted with the same arguments
     resumes from it (batches are a function of the seed alone), because on a shared 2-core machine an
@@ -201,15 +196,8 @@ def train(
         )["input_ids"]
     ]
     rng = random.Random(cfg.seed)
-    batches = [
-        b
-        for _ in range(cfg.epochs)
-        for b in (
-            _batches(lengths, cfg.batch_size, rng)
-            if groups is None
-            else _group_batches(groups, lengths, cfg.batch_size, rng)
-        )
-    ]
+    units = range(len(pairs)) if groups is None else groups  # without groups, every pair is its own
+    batches = [b for _ in range(cfg.epochs) for b in _group_batches(units, lengths, cfg.batch_size, rng)]
     print(f"rows {len(pairs)}  batches {len(batches)}  mean tokens {np.mean(lengths):.1f}", flush=True)
     model.to(cfg.device)
     targets = targets.to(cfg.device)
