@@ -176,6 +176,11 @@ def _docs_recipe(name: str) -> Mix[RelRow]:
 POLAR_RECIPE = Mix(POLAR_MIX, POLAR_EVAL_ONLY, _load, _pair, _query, _sample, positives=_positives)
 
 
+_RUN_KEYS = ("start", "listwise", "listwise_uncertain")
+"""What the summary's head says of the run rather than of its mix: not saved with a mix (`--save-pairs`), and
+taken from the run that trains on one (`--pairs`)."""
+
+
 def main() -> None:
     ap = arguments(__doc__)
     ap.add_argument("--full", action="store_true", help="no per-source caps: every kept row trains (GPU)")
@@ -228,18 +233,12 @@ def main() -> None:
     }
     if args.pairs is not None:
         rows, val, counts, built = load_pairs(args.pairs)
-        head = {
-            **built,
-            "start": head["start"],
-            "listwise": head["listwise"],
-            "listwise_uncertain": head["listwise_uncertain"],
-            "pairs_file": args.pairs.name,
-        }
+        head = {**built, **{k: head[k] for k in _RUN_KEYS}, "pairs_file": args.pairs.name}
     else:
         recipe = POLAR_RECIPE if args.polar else _docs_recipe(args.docs_recipe) if args.docs else RECIPE
         rows, val, counts = build(recipe, args.data, args.seed, args.limit, args.full)
     if args.save_pairs is not None:
-        save_pairs(args.save_pairs, rows, val, counts, {k: v for k, v in head.items() if k != "start"})
+        save_pairs(args.save_pairs, rows, val, counts, {k: v for k, v in head.items() if k not in _RUN_KEYS})
         print(f"wrote {len(rows)} training and {len(val)} validation rows to {args.save_pairs}")
         return
     print(f"train rows {len(rows)} ({sum(r.label for r in rows)} relevant); val rows {len(val)}", flush=True)
