@@ -35,11 +35,15 @@ def kept(record: dict[str, Any], relevance: float, check: float) -> bool:
 
 
 def sweep(records: Sequence[dict[str, Any]], relevance: float, check: float) -> dict[str, float]:
-    """hit, paragraph, abstention on answerable and on unanswerable records at these floors."""
+    """hit, paragraph, abstention on answerable and on unanswerable records at these floors, and the wrong
+    rate: of the near-miss questions (`docs_written.py`'s `nearmiss` phase), how many an answer kept at these
+    floors answers with the mined answer (NaN without such records)."""
     answerable = [r for r in records if r["phase"] == "answerable"]
     unanswerable = [r for r in records if r["phase"] == "unanswerable"]
+    near = [r for r in records if r["phase"] == "nearmiss"]
     on = [kept(r, relevance, check) for r in answerable]
     return {
+        "wrong": mean([float(kept(r, relevance, check) and r["hit"]) for r in near]),
         "hit": mean([float(k and r["hit"]) for k, r in zip(on, answerable, strict=True)]),
         "paragraph": mean([float(k and r["paragraph"]) for k, r in zip(on, answerable, strict=True)]),
         "abstain_answerable": mean([float(not k) for k in on]),
@@ -56,8 +60,11 @@ def main() -> None:
     ap.add_argument("dumps", nargs="+", type=Path)
     ap.add_argument("--relevance", default="0,0.1,0.2,0.25,0.3,0.35,0.45,0.55")
     ap.add_argument("--check", default="0,0.02,0.05,0.1,0.2,0.3")
+    ap.add_argument("--style", help="only answerable records of this style (docs_written.py: plain, ...)")
     args = ap.parse_args()
     records = [json.loads(line) for dump in args.dumps for line in dump.read_text().splitlines() if line]
+    if args.style:
+        records = [r for r in records if r["phase"] != "answerable" or r.get("style") == args.style]
     for model in dict.fromkeys(r["model"] for r in records):
         rows = [r for r in records if r["model"] == model]
         counts = (
@@ -65,13 +72,13 @@ def main() -> None:
             sum(r["phase"] == "unanswerable" for r in rows),
         )
         print(f"{model}: {counts[0]} answerable, {counts[1]} unanswerable")
-        print("  relevance  check    hit  paragraph  abstain-answerable  abstain-unanswerable")
+        print("  relevance  check    hit  paragraph  abstain-answerable  abstain-unanswerable  wrong")
         for relevance in _floats(args.relevance):
             for check in _floats(args.check):
                 f = sweep(rows, relevance, check)
                 print(
                     f"  {relevance:9.2f}  {check:5.2f}  {f['hit']:.3f}  {f['paragraph']:9.3f}"
-                    f"  {f['abstain_answerable']:18.3f}  {f['abstain_unanswerable']:20.3f}"
+                    f"  {f['abstain_answerable']:18.3f}  {f['abstain_unanswerable']:20.3f}  {f['wrong']:.3f}"
                 )
 
 

@@ -93,6 +93,14 @@ DOCS_RECIPES = {
         (*_DOCS_ROWS, *WIDE_REPLAY),
     ),
     "docs4uh": (DocsRecipe(rewrite_share=0.5, dense_misses=3), DOCS_MIX),
+    "docs4w": (
+        DocsRecipe(),
+        (
+            *DOCS_MIX,
+            Source("docs_faq/users_written.jsonl.gz"),
+            Source("docs_faq/users_written_overflow.jsonl.gz", cap=6_000),
+        ),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -105,7 +113,10 @@ DOCS_RECIPES = {
 """The docs mixes by name (``--docs-recipe``): docs4 made the shipped weights; docs5 to docs7 were measured
 and not shipped (training/README.md). docs4u and docs6u are docs4 and docs6 with half the rows that have a
 kept user-worded rewrite asked in it (``DocsRecipe.rewrite_share``); docs4uh adds the vector lane's near
-misses to those (``DocsRecipe.dense_misses``), measured and not shipped either."""
+misses to those (``DocsRecipe.dense_misses``), measured and not shipped either. docs4w is docs4 plus every
+usable training row of the questions written in users' words (``training.docs_written``: three styles
+against the mined answer's passages, and the row's near-miss question against its answer), and a capped
+share of the overflow rows written the same way; it drops the 1.5B rewrites."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
@@ -121,6 +132,10 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         first = next(read_jsonl(files[0]), {}) if files else {}
         if "hypothesis" in first:
             return load_polar(path)
+        if "usable" in first:
+            from training.docs_written import load_written  # citeline's parser: only where the mix is built
+
+            return load_written(path)
         if "positive" in first:
             from training.docs_mix import load_docs  # citeline's parser: only where the mix is built
 

@@ -1,0 +1,263 @@
+"""Docs questions written in users' words, asked through the whole engine: the first figure of a docs change.
+
+    python bench/docs_written.py DOCS_FAQ [--role heldout|tune] [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK]]
+        [--embedder LABEL=SPEC] [--styles plain,situation,terse] [--limit N] [--workdir DIR] [--dump FILE]
+
+DOCS_FAQ is `traindata/docs_faq`. The questions are the usable rows of `users_written.jsonl.gz` of the role's
+repositories (`--role heldout`, the default: never trained or tuned on; `--role tune`: where floors may be
+chosen). Each row is asked:
+- in each style (`plain`, `situation`, `terse`): answerable, its mined answer is the gold;
+- as its `near_miss`: a question on the same page that the mined answer does NOT answer. Citing the mined
+  answer sentence is a wrong answer (the confidently wrong answer of a near miss);
+- in `plain` words once more with its section cut from its page, for `faq` rows whose heading is found: the
+  unanswerable variant (the pages are put back after).
+
+The role's pages are indexed and embedded once per `--embedder` (default: the default embedder), and every
+`--model` answers on that same index, in one run: `LABEL=` is the shipped relevance model and answer check,
+`LABEL=PATH` a relevance model in place of the shipped one, `LABEL=PATH,CHECK` an answer check too (`none`:
+no answer check), and `@REL,CHECK` the verifier's floors for that model (`VerifyConfig.min_relevance`,
+`min_answer_check`; default the engine's). With `--dump`, `bench/floor_sweep.py` replays floors on the
+records (run with open floors, `@0,0`, on the tune role).
+
+Per model, per style: search recall@10 and @50 of the mined answer, answer hit, paragraph hit, same-page
+precision, abstention on answerable questions; then the wrong-answer rate (near misses answered with the
+mined answer) and the near misses' abstention; abstention on the unanswerable variant; answer p50/p95 ms.
+Figures only; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from benchkit import mean, percentile, workspace
+from docs_faq import _record, _sync
+from docs_faq_pages import ROLES, FaqRow, cut_section, load_rows, page_file, write_pages
+
+from daemon.assembly import build_engine, model_names
+from daemon.config import load_config
+from engine.config import EngineConfig
+from engine.search import Filters
+from indexer.database import open_database
+from indexer.embedder import load_embedding_model
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.reconcile import IndexOptions, Repository
+from training.data import read_jsonl
+from training.embedder_eval import embedder_spec
+
+STYLES = ("plain", "situation", "terse")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """One usable written row with its mined row."""
+
+    row: FaqRow
+    asked: dict[str, str]
+    near_miss: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A relevance model, an answer check and the verifier's floors, as `--model` names them."""
+
+    label: str
+    relevance: str = ""
+    check: str = ""
+    floors: tuple[float, float] | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        label, _, rest = text.partition("=")
+        models, _, floors = rest.partition("@")
+        relevance, _, check = models.partition(",")
+        pair = None
+        if floors:
+            rel, _, chk = floors.partition(",")
+            pair = (float(rel), float(chk or 0.0))
+        return cls(label, relevance, check, pair)
+
+    def settings(self) -> EngineConfig | None:
+        if self.floors is None:
+            return None
+        base = EngineConfig()
+        verify = replace(base.verify, min_relevance=self.floors[0], min_answer_check=self.floors[1])
+        return replace(base, verify=verify)
+
+
+def written_rows(data: Path, role: str, limit: int | None) -> list[Written]:
+    """The usable written rows of the role's repositories, in file order, joined to their mined rows."""
+    repos = ROLES[role]
+    mined = {n: r for n, r in enumerate(read_jsonl(data / "pairs.jsonl.gz")) if r["repo"] in repos}
+    rows = {(r.repo, r.question, r.path): r for r in load_rows(data, repos)}
+    out = []
+    for w in read_jsonl(data / "users_written.jsonl.gz"):
+        m = mined.get(int(w["row"]))
+        if m is None or not w.get("usable"):
+            continue
+        row = rows[(m["repo"], m["question"], m["path"])]
+        out.append(Written(row, {s: str(w[s]) for s in STYLES}, str(w["near_miss"])))
+    return out[:limit] if limit else out
+
+
+def _ask(engine: Any, asked: list[tuple[FaqRow, str]], phase: str, style: str, label: str) -> list[Any]:
+    out = []
+    for row, text in asked:
+        filters = Filters(repositories=(row.name,))
+        top = engine.retriever.search(text, 50, filters=filters) if phase == "answerable" else []
+        started = time.perf_counter()
+        body = engine.answer(text, "mid", filters).to_dict()
+        ms = 1000 * (time.perf_counter() - started)
+        record = _record(replace(row, question=text), phase, label, body, [], ms)
+        found = [row.is_positive(h.path, h.text) for h in top]
+        record["recall10"], record["recall50"] = any(found[:10]), any(found)
+        record["gold_rank"] = found.index(True) + 1 if any(found) else None
+        record["heading"], record["style"] = row.question, style
+        out.append(record)
+    return out
+
+
+def _run(
+    work: Path, spec: str, models: list[ModelSpec], rows: list[Written], role: str, styles: list[str]
+) -> list[dict[str, Any]]:
+    label, name, runtime = embedder_spec(spec)
+    config = load_config()
+    repos = [Repository(n.replace("/", "__"), work / "pages" / n.replace("/", "__")) for n in ROLES[role]]
+    database = open_database(None, work / f"db-{label}")
+    options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
+    names = replace(model_names(config), embedder=name, embedder_runtime=runtime)
+    records: list[dict[str, Any]] = []
+    with database.connect() as conn:
+        worker = EmbeddingWorker(conn, load_embedding_model(name, runtime))
+        print(f"{label}: indexed and embedded in {_sync(conn, repos, options, worker):.1f}s", flush=True)
+        engines = {
+            m.label: build_engine(
+                database,
+                replace(names, reranker=m.relevance, answer_check=m.check),
+                config.retrieval,
+                m.settings(),
+            )
+            for m in models
+        }
+        try:
+            for m in models:
+                engine = engines[m.label]
+                conn.execute("DELETE FROM answers")
+                engine.answer("warm-up: what is this about", "mid", Filters())
+                for style in styles:
+                    records += _ask(
+                        engine, [(w.row, w.asked[style]) for w in rows], "answerable", style, m.label
+                    )
+                    print(f"  {m.label}: {style} asked", flush=True)
+                records += _ask(
+                    engine, [(w.row, w.near_miss) for w in rows], "nearmiss", "near_miss", m.label
+                )
+            originals: dict[Path, str] = {}
+            cut: list[Written] = []
+            for w in rows:
+                if w.row.kind != "faq":
+                    continue
+                file = page_file(work / "pages" / w.row.name, w.row.path)
+                text = originals.setdefault(file, file.read_text(encoding="utf-8"))
+                shorter = cut_section(file.read_text(encoding="utf-8"), w.row.question)
+                if shorter is not None and cut_section(text, w.row.question) is not None:
+                    file.write_text(shorter, encoding="utf-8")
+                    cut.append(w)
+            try:
+                _sync(conn, repos, options, worker)
+                for m in models:
+                    conn.execute("DELETE FROM answers")
+                    asked = [(w.row, w.asked["plain"]) for w in cut]
+                    records += _ask(engines[m.label], asked, "unanswerable", "plain", m.label)
+            finally:
+                for file, text in originals.items():
+                    file.write_text(text, encoding="utf-8")
+                _sync(conn, repos, options, worker)
+        finally:
+            for engine in engines.values():
+                engine.close()
+    return records
+
+
+def report(records: list[dict[str, Any]], labels: list[str], styles: list[str]) -> None:
+    """Print the figures of each model, one column each."""
+
+    def of(label: str, phase: str, style: str | None = None) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in records
+            if r["model"] == label and r["phase"] == phase and (style is None or r.get("style") == style)
+        ]
+
+    lines: list[tuple[str, list[str]]] = []
+    for style in styles:
+        for figure, name in (
+            ("recall10", "search recall@10"),
+            ("recall50", "search recall@50"),
+            ("hit", "answer hit"),
+            ("paragraph", "paragraph hit"),
+            ("abstained", "abstain, answerable"),
+        ):
+            values = [f"{mean([float(r[figure]) for r in of(lb, 'answerable', style)]):.3f}" for lb in labels]
+            lines.append((f"{style}: {name}", values))
+        precision = []
+        for label in labels:
+            answered = of(label, "answerable", style)
+            cited = max(1, sum(r["cited"] for r in answered))
+            precision.append(f"{sum(r['cited_on_page'] for r in answered) / cited:.3f}")
+        lines.append((f"{style}: same-page precision", precision))
+    near = [of(lb, "nearmiss") for lb in labels]
+    lines.append(
+        ("near miss: wrong-answer rate", [f"{mean([float(r['hit']) for r in rs]):.3f}" for rs in near])
+    )
+    lines.append(("near miss: abstain", [f"{mean([float(r['abstained']) for r in rs]):.3f}" for rs in near]))
+    cut = [of(lb, "unanswerable") for lb in labels]
+    lines.append(
+        (
+            "abstain, unanswerable",
+            [f"{mean([float(r['abstained']) for r in rs]):.3f} ({len(rs)})" for rs in cut],
+        )
+    )
+    for q in (0.5, 0.95):
+        values = [f"{percentile([r['ms'] for r in of(lb, 'answerable')], q):.0f}" for lb in labels]
+        lines.append((f"answer ms p{int(q * 100)}", values))
+    width = max(len(name) for name, _ in lines)
+    print(f"{'figure':<{width}}  " + "  ".join(f"{label:>12}" for label in labels))
+    for name, values in lines:
+        print(f"{name:<{width}}  " + "  ".join(f"{v:>12}" for v in values))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--role", choices=sorted(ROLES), default="heldout")
+    ap.add_argument("--model", action="append", default=[], help="LABEL=RELEVANCE[,CHECK][@REL,CHECK]")
+    ap.add_argument("--embedder", default="default=", help="LABEL=SPEC[@RUNTIME]")
+    ap.add_argument("--styles", default=",".join(STYLES))
+    ap.add_argument("--limit", type=int, help="the first N usable rows only (a smoke run)")
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--dump", type=Path)
+    args = ap.parse_args()
+    rows = written_rows(args.data, args.role, args.limit)
+    styles = [s for s in args.styles.split(",") if s]
+    models = [ModelSpec.parse(m) for m in args.model or ["shipped="]]
+    print(
+        f"{len(rows)} usable written rows of {args.role}; models {', '.join(m.label for m in models)}",
+        flush=True,
+    )
+    with workspace(args.workdir) as work:
+        for name in ROLES[args.role]:
+            write_pages(args.data, name, work / "pages" / name.replace("/", "__"))
+        records = _run(work, args.embedder, models, rows, args.role, styles)
+    report(records, [m.label for m in models], styles)
+    if args.dump is not None:
+        with args.dump.open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+if __name__ == "__main__":
+    main()
