@@ -260,6 +260,32 @@ def test_the_api_reference_is_served_locally_at_docs(page: Any, url: str) -> Non
 AXE = importlib.util.find_spec("axe_playwright_python")
 
 
+def _serious_violations(page: Any) -> list[str]:
+    assert AXE is not None and AXE.submodule_search_locations
+    page.add_script_tag(path=str(Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
+@pytest.mark.parametrize("width", [1280, 800])
+def test_an_answer_showing_its_cited_code_has_no_serious_accessibility_violations(
+    page: Any, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.fill("#question", "How do I reload the configuration?")
+    page.click("#ask")
+    expect(page.locator("#clauses .cited pre.code").first).to_be_visible(**WAIT)
+    page.locator("#clauses .source-link").first.click()
+    expect(page.locator("#source-context .hit")).to_be_visible(**WAIT)
+    expect(page.locator("#freshness-rows tr").first).to_be_visible(**WAIT)
+    assert _serious_violations(page) == []
+
+
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
 def test_an_insufficient_answer_with_its_banner_has_no_serious_accessibility_violations(page: Any) -> None:
     page.fill("#question", "Which proxy should I pick?")
