@@ -93,6 +93,11 @@ def _status_gauges(statuses: list[RepositoryStatus]) -> Iterator[Metric]:
             "Files left at their previous version: unreadable or refused",
             lambda s: s.skipped_files,
         ),
+        (
+            "citeline_replaced_files",
+            "Files indexed with invalid UTF-8 read as U+FFFD: their encoding needs fixing",
+            lambda s: s.replaced_files,
+        ),
     )
     for name, documentation, value in specs:
         family = GaugeMetricFamily(name, documentation, labels=[REPOSITORY_LABEL])

@@ -64,6 +64,8 @@ class SentenceOut(msgspec.Struct, kw_only=True):
     heading: str = ""
     embedded: bool | None = None
     git_commit: str | None = None
+    kind: str = "sentence"
+    """`sentence`, `heading`, `table_row` or `code` (a whole code block, its line breaks kept in `text`)."""
 
 
 class AnswerSourceOut(SentenceOut, kw_only=True):
@@ -180,6 +182,10 @@ class RepositoryStatusOut(msgspec.Struct):
     """Seconds until the backlog drains at the last minute's rate (0 when empty, null when nothing moves)."""
     skipped_files: int = 0
     """Files left at their previous version (or out of the index) because they could not be indexed."""
+    replaced_files: int = 0
+    """Files indexed with invalid UTF-8 read as U+FFFD: searchable, but their encoding needs fixing."""
+    replaced_file_paths: list[str] = msgspec.field(default_factory=list)
+    """The first 100 of them by path."""
 
 
 class StatusTotalsOut(msgspec.Struct):
@@ -194,6 +200,7 @@ class StatusTotalsOut(msgspec.Struct):
     embedded_per_second: float = 0.0
     backlog_eta_seconds: float | None = None
     skipped_files: int = 0
+    replaced_files: int = 0
 
 
 class ThresholdsOut(msgspec.Struct):

@@ -19,13 +19,21 @@ if TYPE_CHECKING:  # printing an answer (`ask` through a server) loads no model 
     from engine.search import Filters
     from indexer.database import Database
 
-__all__ = ["ask", "planner_status", "print_answer", "refusal", "render_answer", "render_planner_status"]
+__all__ = [
+    "ask",
+    "line_range",
+    "planner_status",
+    "print_answer",
+    "refusal",
+    "render_answer",
+    "render_planner_status",
+]
 
 
 def render_answer(result: dict[str, Any]) -> str:
     """An answer's JSON shape (`engine.answers`) for a person: status, its warnings, how the question was read
-    when it was respelt, the reason, each clause with its sources and, for an answer with none, the closest
-    passages, set apart as not verified."""
+    when it was respelt, the reason, each clause with its sources, each source's place and text (a code
+    block line by line), and, for an answer with none, the closest passages, set apart as not verified."""
     lines = [f"{result['status']} ({result['route']} path, {len(result['trace'])} round(s))"]
     lines += [f"  {note}" for note in result.get("notes", []) if note.startswith(WARNING)]
     if result.get("read_as"):
@@ -36,6 +44,7 @@ def render_answer(result: dict[str, Any]) -> str:
         lines.append(f"{number}. {clause['clause']}  [confidence {clause['confidence']:.2f}]")
         for source in clause["sources"]:
             lines.append(f"     {_where(source)}")
+            lines += _quoted(source)
     nearest = result.get("nearest") or []
     if nearest:
         lines.append("closest passages (not verified, not an answer):")
@@ -48,9 +57,24 @@ def render_answer(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _quoted(source: dict[str, Any]) -> list[str]:
+    """A cited source's text under its place: a sentence on one line; a code block, or any text with line
+    breaks, line by line, indented further, its line breaks and indentation kept."""
+    text = str(source.get("text") or "")
+    if source.get("kind") == "code" or "\n" in text:
+        return [f"         {line}".rstrip() for line in text.splitlines()]
+    return [f"       {text}"]
+
+
+def line_range(item: dict[str, Any]) -> str:
+    """A source's lines as the page shows them: "269" for one line, "120-127" for several."""
+    start, end = item["line_start"], item.get("line_end", item["line_start"])
+    return f"{start}" if end in (None, start) else f"{start}-{end}"
+
+
 def _where(source: dict[str, Any]) -> str:
     heading = f" [{source['heading']}]" if source.get("heading") else ""
-    return f"{source['repository']}/{source['path']}:{source['line_start']}{heading}"
+    return f"{source['repository']}/{source['path']}:{line_range(source)}{heading}"
 
 
 def refusal(near: dict[str, Any]) -> str:

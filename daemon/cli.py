@@ -9,6 +9,7 @@ through a running server loads no model, numpy or database driver, and every oth
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,8 +104,32 @@ def _raised(names: tuple[tuple[str, str], ...]) -> tuple[type[BaseException], ..
     return tuple(getattr(sys.modules[module], name) for module, name in names if module in sys.modules)
 
 
+EXIT_CLOSED_PIPE = 141
+"""The exit status when the reader of stdout went away (`citeline search ... | head -2`): 128 + SIGPIPE, as a
+shell tool killed by the signal reports it."""
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout is gone: point stdout at /dev/null, so the interpreter's last flush of what is
+    left in its buffer fails no more, and end quietly (no traceback)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `citeline` console script; returns the exit status."""
+    """Entry point of the `citeline` console script; returns the exit status. A reader that closes stdout
+    early (`| head -1`) ends the command quietly with status 141, not a traceback."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print "Exception ignored"
+    except BrokenPipeError:
+        return _stdout_closed()
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if not args.verbose:
         quiet_model_loading()

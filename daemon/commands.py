@@ -19,7 +19,7 @@ import structlog
 
 from daemon.answering import planner_status, render_planner_status
 from daemon.assembly import embed_child_torch_threads, load_embedder, open_process
-from daemon.config import Config
+from daemon.config import Config, load_config
 from daemon.embedding import drain_backlog
 from daemon.instance import ServerRecord, database_digest, recorded_server, sigterm_unwinds
 from daemon.progress import drain_summary
@@ -28,6 +28,7 @@ from daemon.repositories import repositories_for
 from daemon.runtime import EmbedderRunner, Service, run_services
 from daemon.sdnotify import Notifier
 from daemon.services import ChildProcess, embedder_builder, queue_options, watcher
+from daemon.whereabouts import no_database, no_index_message
 from indexer.database import Database
 from indexer.embedding_queue import ModelMismatchError, pending_items
 from indexer.reconcile import IndexOptions, IndexReport, reconcile_repository
@@ -95,17 +96,26 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
     rows = [s.as_dict() for s in statuses]
     planner = planner_status(config)
     if args.json:
-        body = {"database": database.describe(), "repositories": rows, "total": totals, "planner": planner}
+        body = {
+            "database": database.describe(),
+            "data_dir": str(config.data_dir),
+            "repositories": rows,
+            "total": totals,
+            "planner": planner,
+        }
         print(json.dumps(body, indent=2))
         return 0
     print(f"database: {database.describe()}")
+    if not totals["documents"]:
+        print(no_index_message(config, database))
     print(render_planner_status(planner))
     for s in statuses:
         print(
             f"{s.repository}: {s.documents} documents, {s.sentences} sentences, backlog {s.backlog_size} "
             f"(oldest {s.backlog_oldest_age_seconds:.0f}s, failed {s.failed_embeddings}), "
             f"{s.embeddings} vectors, {s.embedded_per_second:.1f} embedded/s, "
-            f"ingest p95 {_ms(s.ingest_latency_p95_seconds)}, {s.skipped_files} files skipped, root {s.root}"
+            f"ingest p95 {_ms(s.ingest_latency_p95_seconds)}, {s.skipped_files} files skipped, "
+            f"{_replaced(s.replaced_files, s.replaced_file_paths)}root {s.root}"
         )
     print(
         f"total: {totals['documents']} documents, {totals['sentences']} sentences, "
@@ -113,6 +123,14 @@ def _cmd_status(args: argparse.Namespace, config: Config, database: Database) ->
         f"model {totals['embedding_model'] or '(none yet)'}"
     )
     return 0
+
+
+def _replaced(count: int, paths: tuple[str, ...]) -> str:
+    """The files read with replacement characters, named, for the status line; nothing when there are none."""
+    if not count:
+        return ""
+    more = f" and {count - len(paths)} more" if count > len(paths) else ""
+    return f"{count} read with replacement characters (fix their encoding: {', '.join(paths)}{more}), "
 
 
 def _cmd_migrate(args: argparse.Namespace, config: Config, database: Database) -> int:
@@ -220,6 +238,10 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Config, Database], int]] = {
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Open this command's configuration and database (migrated), then run it; its exit status."""
+    """Open this command's configuration and database (migrated), then run it; its exit status. `status`
+    on a data dir with no database says so (exit status 2) rather than create one."""
+    if args.command == "status" and no_database(unopened := load_config(args.config)):
+        print(f"citeline status: {no_index_message(unopened)}", file=sys.stderr)
+        return 2
     config, database = open_process(args.config, serving=args.command in ("serve", "api"))
     return _COMMANDS[args.command](args, config, database)

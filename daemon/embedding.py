@@ -12,6 +12,7 @@ live worker are waited for, and those of a worker that is gone are taken over at
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,11 +35,48 @@ from indexer.embedding_queue import (
     pending_items,
 )
 
-__all__ = ["CHANNEL", "EmbedderService", "SerializedModel", "drain_backlog"]
+__all__ = [
+    "CHANNEL",
+    "SCHEDULER_LOG",
+    "EmbedderService",
+    "SerializedModel",
+    "drain_backlog",
+    "embed_scheduler",
+]
 
 log = structlog.get_logger(__name__)
 
 CHANNEL = "citeline_backlog"
+
+SCHEDULER_LOG = "daemon.embedding.scheduler"
+"""The stdlib logger the embedder's scheduler writes to (not apscheduler's own, which other code may use)."""
+
+
+class _StillRunning(logging.Filter):
+    """apscheduler's "skipped: maximum number of running instances reached" means a worker is still draining
+    when its interval comes round again (a long first embed): not a fault. Rewritten as a "still embedding"
+    line at debug level, so it reads as what it is and stays off a log at INFO."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "maximum number of running instances reached" not in record.getMessage():
+            return True
+        record.msg, record.args = "still embedding: a worker's next run is skipped while it drains", ()
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def embed_scheduler(workers: int) -> BackgroundScheduler:
+    """The embedder's scheduler: a thread per worker, one run of a job at a time, and a run skipped while the
+    previous one still drains logged at debug level as "still embedding", never as a warning."""
+    logger = logging.getLogger(SCHEDULER_LOG)
+    if not any(isinstance(f, _StillRunning) for f in logger.filters):
+        logger.addFilter(_StillRunning())
+    return BackgroundScheduler(
+        executors={"default": ThreadPoolExecutor(workers)},
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        timezone=UTC,
+        logger=logger,
+    )
 
 
 class SerializedModel:
@@ -199,11 +237,7 @@ class EmbedderService:
         self._wake_flags = [threading.Event() for _ in range(max(1, workers))]
         self._busy = [False] * len(self._wake_flags)
         self._workers: dict[int, EmbeddingWorker] = {}
-        self._scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(len(self._wake_flags))},
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
-            timezone=UTC,
-        )
+        self._scheduler = embed_scheduler(len(self._wake_flags))
         self._listener = threading.Thread(target=self._listen, name="embed-listen", daemon=True)
 
     def start(self) -> None:

@@ -4,6 +4,10 @@ A serving process writes `server.json` into its data dir (`RECORD`): its pid, th
 digest of the database it serves (never the URL itself, which may hold a password). It removes the file when
 it stops; a process killed outright leaves it behind, so a reader trusts a record only while its pid is alive,
 its database is the reader's, and the server answers `/healthz` within a fraction of a second.
+
+It also leaves a note of its data dir and URL in the user's own state folder (`servers_dir`), so that a
+command run against another data dir (a second terminal without `CITELINE_DATA_DIR`) can say where the
+running server's index is. The notes are only ever printed, never connected to.
 """
 
 from __future__ import annotations
@@ -19,7 +23,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RECORD", "ServerRecord", "database_digest", "find_server", "recorded_server", "sigterm_unwinds"]
+__all__ = [
+    "RECORD",
+    "RunningServer",
+    "ServerRecord",
+    "database_digest",
+    "find_server",
+    "other_servers",
+    "recorded_server",
+    "servers_dir",
+    "sigterm_unwinds",
+]
 
 RECORD = "server.json"
 """The file name of the record, in the data dir."""
@@ -34,6 +48,22 @@ class ServerRecord:
     pid: int
     url: str
     database: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunningServer:
+    """A serving process as its note in `servers_dir` names it: where its data dir is, and its URL."""
+
+    pid: int
+    url: str
+    data_dir: Path
+
+
+def servers_dir() -> Path:
+    """Where serving processes note their data dir: `$XDG_STATE_HOME/citeline/servers`, else
+    `~/.local/state/citeline/servers` (the user's own, so no other user can plant a note there)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "citeline" / "servers"
 
 
 def database_digest(database_url: str | None, data_dir: Path) -> str:
@@ -59,12 +89,49 @@ def recorded_server(data_dir: Path, host: str, port: int, database: str) -> Iter
     temporary = path.with_suffix(f".{record.pid}.tmp")
     temporary.write_text(json.dumps({"pid": record.pid, "url": record.url, "database": record.database}))
     temporary.replace(path)
+    note = _note(record, data_dir)
     try:
         yield record
     finally:
         with contextlib.suppress(OSError, ValueError):
             if _read(path) == record:
                 path.unlink()
+        if note is not None:
+            note.unlink(missing_ok=True)
+
+
+def _note(record: ServerRecord, data_dir: Path) -> Path | None:
+    """Note this server's data dir and URL in `servers_dir`; None when that folder cannot be written (the
+    server runs all the same)."""
+    try:
+        folder = servers_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        note = folder / f"{record.pid}.json"
+        body = {"pid": record.pid, "url": record.url, "data_dir": str(data_dir.resolve())}
+        note.write_text(json.dumps(body))
+    except OSError:
+        return None
+    return note
+
+
+def other_servers(data_dir: Path) -> list[RunningServer]:
+    """The live serving processes noted in `servers_dir` whose data dir is not `data_dir`, by data dir; notes
+    of processes that are gone are ignored."""
+    found = []
+    try:
+        notes = sorted(servers_dir().glob("*.json"))
+    except OSError:
+        return []
+    mine = data_dir.resolve()
+    for note in notes:
+        try:
+            body = json.loads(note.read_text())
+            server = RunningServer(int(body["pid"]), str(body["url"]), Path(str(body["data_dir"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if server.data_dir != mine and _alive(server.pid):
+            found.append(server)
+    return sorted(found, key=lambda s: (str(s.data_dir), s.pid))
 
 
 @contextmanager

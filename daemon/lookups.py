@@ -4,7 +4,9 @@ Input is checked against the contract the API enforces (`engine.inputs`) before 
 `POST /v1/answers` or `GET /v1/search` answers 400 to, these refuse with the same message and exit status
 2. Then, when a `citeline serve` / `citeline api` is running for the same data dir and database
 (`daemon.instance`), the command goes through it, whose models are loaded already; otherwise it opens the
-database itself and loads only the models it needs (`search --lane lexical` none).
+database itself and loads only the models it needs (`search --lane lexical` none). A data dir with no database
+is refused (exit status 2) without creating one, and so is `ask` on an index with no documents; `search` on
+one says so on stderr (`daemon.whereabouts`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from daemon.config import Config, load_config
 from daemon.instance import ServerRecord, database_digest, find_server
 from daemon.logs import configure_logging
 from daemon.remote import RefusedError, UnreachableError, remote_answer, remote_search
+from daemon.whereabouts import has_documents, no_database, no_index_message
 from engine.inputs import (
     MAX_QUERY_CHARS,
     MAX_QUESTION_CHARS,
@@ -69,6 +72,8 @@ def _open_here(args: argparse.Namespace) -> tuple[Config, Database]:
 
 
 def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
+    from daemon.answering import line_range
+
     if as_json:
         print(json.dumps({"hits": hits}, ensure_ascii=False, indent=2))
         return
@@ -77,7 +82,7 @@ def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
     for rank, h in enumerate(hits, 1):
         heading = f"  [{h['heading']}]" if h.get("heading") else ""
         pending = "" if h.get("embedded") else "  (not embedded yet)"
-        where = f"{h['repository']}/{h['path']}:{h['line_start']}"
+        where = f"{h['repository']}/{h['path']}:{line_range(h)}"
         print(f"{rank:>3}. {where}{heading}  ({h['score']:.3f}){pending}")
         print(f"     {h['text']}")
 
@@ -98,6 +103,8 @@ def _search(
     from daemon.assembly import build_retriever
 
     config, database = _open_here(args)
+    if not has_documents(database):
+        print(f"citeline search: {no_index_message(config, database)}", file=sys.stderr)
     mode = SearchMode(args.lane)
     retriever = build_retriever(config, database, mode)
     try:
@@ -125,6 +132,9 @@ def _ask(
     from daemon.answering import ask
 
     config, database = _open_here(args)
+    if not has_documents(database):  # before loading any model: nothing can be answered from it
+        print(f"citeline ask: {no_index_message(config, database)}", file=sys.stderr)
+        return 2
     return ask(config, database, question, args.budget, filters, as_json=args.json)
 
 
@@ -136,8 +146,8 @@ _LOOKUPS: dict[str, tuple[_Lookup, str, int]] = {
 
 
 def run_lookup(args: argparse.Namespace) -> int:
-    """Run `search` or `ask`: 2 for input the contract refuses (or a server refused), else the command's
-    own status. `--local` skips the server."""
+    """Run `search` or `ask`: 2 for input the contract refuses (or a server refused) or a data dir with no
+    database, else the command's own status. `--local` skips the server."""
     lookup, name, limit = _LOOKUPS[args.command]
     try:
         if args.command == "search":
@@ -146,6 +156,9 @@ def run_lookup(args: argparse.Namespace) -> int:
         filters = _filters(args)
         config = load_config(args.config)
         record = None if args.local else _server(config)
+        if record is None and no_database(config):
+            print(f"citeline {args.command}: {no_index_message(config)}", file=sys.stderr)
+            return 2
         return lookup(args, text, filters, config, record)
     except (InputError, RefusedError) as exc:
         print(f"citeline {args.command}: {exc}", file=sys.stderr)

@@ -15,7 +15,7 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
                                    "contradiction": 0.0, "composite": 0.93, "answer_check": 0.8},
                   "sources": [{"sentence_id": 42, "document_id": 7, "repository": "docs", "path": "a.md",
                                "heading": "A > B", "line_start": 3, "line_end": 3, "text": "...",
-                               "embedded": true, "git_commit": "abc123"}]}],
+                               "embedded": true, "git_commit": "abc123", "kind": "sentence"}]}],
      "notes": ["route reason: bridge phrasing", "..."],
      "trace": [{"round": 1, "queries": ["..."], "new_evidence": [42, 43], "accepted": ["..."],
                 "rejected": [{"clause": "...", "reason": "...", "stage": "entailment"}],

@@ -6,6 +6,7 @@ Fetched once per sentence for a question (`fetch_contexts`) and shared by every 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,7 +18,14 @@ from engine.answers import AnswerClause
 from engine.search import Hit, load_hits
 from indexer.database import Connection
 
-__all__ = ["SentenceContext", "cite_companions", "fetch_contexts", "leans_on"]
+__all__ = [
+    "INTRODUCED_MOST",
+    "SentenceContext",
+    "cite_companions",
+    "fetch_contexts",
+    "introduces",
+    "leans_on",
+]
 
 _CONTEXT_SQL = """
 SELECT s.id, p.text, s.created_at, s.kind, e.embedding::vector::real[], lead.id,
@@ -83,16 +91,30 @@ heading path cited with every source already gives, and the sentence before is t
 answer."""
 
 
+_LEAD_IN = re.compile(r"(?:\bas follows|\blike (?:this|so)|\bthe following)[.!]?$", re.IGNORECASE)
+"""A sentence that ends by pointing at what follows without a colon: "Configure it as follows."."""
+
+INTRODUCED_MOST = 8
+"""The most units a lead-in is cited with: a code block, or a list's items and a paragraph's sentences."""
+
+
+def introduces(text: str) -> bool:
+    """Whether a sentence introduces what follows it: it ends with a colon, or with "as follows", "like
+    this", "like so" or "the following"."""
+    stripped = text.rstrip()
+    return stripped.endswith(":") or _LEAD_IN.search(stripped) is not None
+
+
 def leans_on(hit: Hit, context: SentenceContext | None) -> int | None:
-    """The id of the neighbour `hit` cannot be read without, if any: the unit after a sentence that ends
-    with a colon (it introduces a list or a code block), the sentence before a code block or before a
-    sentence that opens with a pointing word. A neighbour across a heading is never taken: a section starts
-    afresh."""
+    """The id of the neighbour `hit` cannot be read without, if any: the unit after a sentence that
+    introduces what follows (`introduces`: a list or a code block), the sentence before a code block or
+    before a sentence that opens with a pointing word. A neighbour across a heading is never taken: a
+    section starts afresh."""
     if context is None:
         return None
     if context.kind == "code":
         return context.previous_id  # a code block is read with the sentence that introduces it
-    if hit.text.rstrip().endswith(":"):
+    if introduces(hit.text):
         return context.next_id
     first = hit.text.lstrip().split(" ", 1)[0].strip(",.;:").lower()
     return context.previous_id if first in _POINTS_BACK else None
@@ -104,28 +126,71 @@ def _unit(values: list[float]) -> npt.NDArray[np.float32]:
     return vector / norm if norm > 0 else vector
 
 
+_INTRODUCED_SQL = """
+SELECT s.id, n.id, n.kind, n.line_start, n.line_end
+FROM sentences s
+JOIN sentences n ON n.document_id = s.document_id AND n.ordinal > s.ordinal AND n.ordinal <= s.ordinal + %s
+WHERE s.id = ANY(%s)
+ORDER BY s.id, n.ordinal
+"""
+
+
+def _introduced(conn: Connection, ids: Sequence[int]) -> dict[int, list[int]]:
+    """What each lead-in of `ids` introduces: the unit right after it and, unless that is a code block, the
+    units of the same kind that follow it with no blank line between (a tight list's items, the rest of a
+    paragraph), at most `INTRODUCED_MOST`; never across a heading."""
+    following: dict[int, list[tuple[int, str, int, int]]] = {}
+    for row in conn.execute(_INTRODUCED_SQL, (INTRODUCED_MOST, list(ids))).fetchall():
+        following.setdefault(int(row[0]), []).append((int(row[1]), str(row[2]), int(row[3]), int(row[4])))
+    runs: dict[int, list[int]] = {}
+    for lead, units in following.items():
+        run: list[int] = []
+        first_kind, last_line = "", 0
+        for unit_id, kind, line_start, line_end in units:
+            if kind == "heading" or (run and (first_kind == "code" or kind != first_kind)):
+                break
+            if run and line_start > last_line + 1:  # a blank line: another block
+                break
+            first_kind = first_kind or kind
+            run.append(unit_id)
+            last_line = line_end
+        runs[lead] = run
+    return {lead: units for lead, units in runs.items() if units}
+
+
 def cite_companions(
     conn: Connection, contexts: Mapping[int, SentenceContext], clauses: list[AnswerClause]
 ) -> None:
-    """A source that cannot be read alone is cited with the neighbour it leans on, right after it, each with
-    its own line range: "To reload the configuration, send this request:" with the request that follows,
-    "This is also disabled by default." with the sentence that says what "this" is."""
-    wanted = {
-        source.sentence_id: companion
+    """A source that cannot be read alone is cited with what it leans on, right after it, each with its own
+    line range: "To reload the configuration, send this request:" with the request that follows (a lead-in
+    with every item of the tight list it introduces), "This is also disabled by default." with the sentence
+    that says what "this" is."""
+    wanted: dict[int, list[int]] = {
+        source.sentence_id: [companion]
         for clause in clauses
         for source in clause.sources
         if (companion := leans_on(source, contexts.get(source.sentence_id))) is not None
     }
     if not wanted:
         return
-    found = {hit.sentence_id: hit for hit in load_hits(conn, list(set(wanted.values())))}
+    leads = [i for i, companions in wanted.items() if companions[0] == _next_id(contexts, i)]
+    if leads:
+        wanted.update(_introduced(conn, leads))
+    needed = list({i for companions in wanted.values() for i in companions})
+    found = {hit.sentence_id: hit for hit in load_hits(conn, needed)}
     for clause in clauses:
         cited = {s.sentence_id for s in clause.sources}
         sources: list[Hit] = []
         for source in clause.sources:
             sources.append(source)
-            neighbour = found.get(wanted.get(source.sentence_id, -1))
-            if neighbour is not None and neighbour.sentence_id not in cited:
-                sources.append(neighbour)
-                cited.add(neighbour.sentence_id)
+            for companion in wanted.get(source.sentence_id, []):
+                neighbour = found.get(companion)
+                if neighbour is not None and neighbour.sentence_id not in cited:
+                    sources.append(neighbour)
+                    cited.add(neighbour.sentence_id)
         clause.sources = sources
+
+
+def _next_id(contexts: Mapping[int, SentenceContext], sentence_id: int) -> int | None:
+    context = contexts.get(sentence_id)
+    return None if context is None or context.kind == "code" else context.next_id

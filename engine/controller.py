@@ -32,7 +32,7 @@ from engine.planning import Planner, PlannerState
 from engine.rounds import RewriteFn, Rounds
 from engine.routing import question_parts, route
 from engine.search import Filters, Hit, Search, Spelling, spell_question
-from engine.store import find_answer, load_answer, save_answer
+from engine.store import count_serving, find_answer, load_answer, save_answer
 from engine.verdicts import Proposal
 from engine.verify import Verifier
 from indexer.database import Connection, Database
@@ -117,6 +117,9 @@ class AnswerEngine:
                 stored_id = find_answer(conn, question, key)
                 stored = load_answer(conn, stored_id) if stored_id else None
             if stored is not None and stored.fresh and stored.generation == generation:
+                assert stored.id is not None
+                with self._connect() as conn:
+                    count_serving(conn, stored.id)
                 stored.cached = True
                 self._warn(stored, filters)
                 return stored

@@ -8,7 +8,7 @@ and an answer with any verified clause carries none. Its JSON shape (`NearPassag
 
     {"sentence_id": 42, "document_id": 7, "repository": "docs", "path": "a.md", "heading": "A > B",
      "line_start": 3, "line_end": 3, "text": "...", "embedded": true, "git_commit": "abc123",
-     "stage": "relevance", "measure": "answer_check", "score": 0.09, "threshold": 0.1,
+     "kind": "sentence", "stage": "relevance", "measure": "answer_check", "score": 0.09, "threshold": 0.1,
      "reason": "the answer check reads its sources as a near miss (0.09)", "rating": 0.41}
 
 `stage` is the verification stage that refused a clause drawn from it (`engine.kinds.Stage`), or null when
@@ -47,6 +47,7 @@ def source_dict(hit: Hit) -> dict[str, Any]:
         "text": hit.text,
         "embedded": hit.embedded,
         "git_commit": hit.git_commit,
+        "kind": hit.kind,
     }
 
 
@@ -65,6 +66,7 @@ def cited_hit(source: Mapping[str, Any]) -> Hit:
         0,
         source.get("git_commit"),
         source.get("embedded", False),
+        kind=source.get("kind") or "sentence",
     )
 
 

@@ -25,7 +25,7 @@ from engine.answers import Answer, SourceCheck, SourceState
 from indexer.database import Connection
 from indexer.hashing import sentence_hash
 
-__all__ = ["find_answer", "load_answer", "save_answer"]
+__all__ = ["count_serving", "find_answer", "load_answer", "save_answer"]
 
 _SOURCE_SQL = """
 INSERT INTO answer_sources
@@ -118,6 +118,13 @@ def load_answer(conn: Connection, answer_id: str) -> Answer | None:
         clause.checks = checks.get(ordinal, [])
     answer.fresh = all(c.state is SourceState.LIVE for found in checks.values() for c in found)
     return answer
+
+
+def count_serving(conn: Connection, answer_id: str) -> None:
+    """Count one more asking answered by the stored answer `answer_id` (served again from the store), so that
+    the history counts every asking, not only those that stored a new answer."""
+    with conn.transaction():
+        conn.execute("UPDATE answers SET served = served + 1 WHERE id = %s", (answer_id,))
 
 
 def find_answer(conn: Connection, question: str, filters: Mapping[str, Any]) -> str | None:

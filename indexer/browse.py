@@ -55,6 +55,8 @@ class Neighbour:
     text: str
     line_start: int
     line_end: int
+    kind: str = "sentence"
+    """`sentence`, `heading`, `table_row` or `code` (a whole code block, its line breaks kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,8 @@ class SentenceView:
     embedded: bool
     before: tuple[Neighbour, ...]
     after: tuple[Neighbour, ...]
+    kind: str = "sentence"
+    """As a neighbour's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +154,13 @@ _SCOPE = "(%(repos)s::text[] IS NULL OR r.name = ANY(%(repos)s::text[]))"
 
 _SENTENCE_SQL = f"""
 SELECT s.id, s.text, r.name, d.path, d.id, s.ordinal, s.heading_path, s.line_start, s.line_end, d.git_commit,
-       EXISTS (SELECT 1 FROM sentence_embeddings e WHERE e.sentence_id = s.id)
+       EXISTS (SELECT 1 FROM sentence_embeddings e WHERE e.sentence_id = s.id), s.kind
 FROM sentences s JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
 WHERE s.id = %(id)s AND {_SCOPE}
 """
 
 _NEIGHBOURS_SQL = """
-SELECT id, text, line_start, line_end, ordinal FROM sentences
+SELECT id, text, line_start, line_end, ordinal, kind FROM sentences
 WHERE document_id = %s AND ordinal BETWEEN %s AND %s AND ordinal <> %s
 ORDER BY ordinal
 """
@@ -169,7 +173,20 @@ def sentence_view(
     row = conn.execute(_SENTENCE_SQL, {"id": sentence_id, "repos": _array(repositories)}).fetchone()
     if row is None:
         return None
-    id_, text, repository_name, path, document_id, ordinal, heading_path, start, end, commit, embedded = row
+    (
+        id_,
+        text,
+        repository_name,
+        path,
+        document_id,
+        ordinal,
+        heading_path,
+        start,
+        end,
+        commit,
+        embedded,
+        kind,
+    ) = row
     around = conn.execute(
         _NEIGHBOURS_SQL, (document_id, ordinal - radius, ordinal + radius, ordinal)
     ).fetchall()
@@ -187,8 +204,9 @@ def sentence_view(
         end,
         commit,
         embedded,
-        tuple(Neighbour(n[0], n[1], n[2], n[3]) for n in around if n[4] < ordinal),
-        tuple(Neighbour(n[0], n[1], n[2], n[3]) for n in around if n[4] > ordinal),
+        tuple(Neighbour(n[0], n[1], n[2], n[3], n[5]) for n in around if n[4] < ordinal),
+        tuple(Neighbour(n[0], n[1], n[2], n[3], n[5]) for n in around if n[4] > ordinal),
+        kind,
     )
 
 

@@ -1,7 +1,8 @@
 """The most recent stored answers a caller may read, newest first: what the page's history lists.
 
 A question asked again (the same text under the same filters) is one entry: its latest answer, with how many
-times it was asked (`StoredAnswerRow.times`) and when it was first asked.
+times it was asked, answered or refused, recomputed or served from the store (`StoredAnswerRow.times`), and
+when it was first asked.
 
 Scoping follows `indexer.browse.AnswerScope.within`, in SQL so that a limit counts only readable answers: a
 caller limited to some repositories sees an answer only when it was asked within them and cites only them.
@@ -28,14 +29,15 @@ class StoredAnswerRow:
     status: str
     created_at: datetime
     times: int = 1
-    """How many stored answers this question has under these filters (this one the latest)."""
+    """How many times this question was asked under these filters: every stored answer, and every time one
+    was served again from the store (this one the latest)."""
     first_at: datetime | None = None
     """When the first of them was stored."""
 
 
 _SQL = """
 WITH scoped AS (
-    SELECT a.id, a.question, a.status, a.created_at, a.body -> 'filters' AS filters,
+    SELECT a.id, a.question, a.status, a.created_at, a.served, a.body -> 'filters' AS filters,
            coalesce(ARRAY(SELECT jsonb_array_elements_text(
                CASE jsonb_typeof(a.body #> '{filters,repositories}')
                WHEN 'array' THEN a.body #> '{filters,repositories}' ELSE '[]'::jsonb END)), '{}') AS asked,
@@ -45,7 +47,7 @@ WITH scoped AS (
     FROM answers a
 ), grouped AS (
     SELECT id, question, status, created_at,
-           count(*) OVER asked_again AS times,
+           sum(served) OVER asked_again AS times,
            min(created_at) OVER asked_again AS first_at,
            row_number() OVER (asked_again ORDER BY created_at DESC, id) AS newest
     FROM scoped

@@ -222,8 +222,9 @@ class FileIndexer:
         units = split_sentences(parsed)
         report.parse_seconds += parsed_at - started
         report.segment_seconds += time.perf_counter() - parsed_at
+        problem = result.detail if result.replaced_invalid_utf8 else None
         document = DocumentFile(
-            rel, parsed.title, digest, result.size_bytes, result.mtime_ns, self.git_commit, units
+            rel, parsed.title, digest, result.size_bytes, result.mtime_ns, self.git_commit, units, problem
         )
         return _Prepared(rel, document=document)
 

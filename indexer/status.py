@@ -4,7 +4,9 @@ Backlog figures are what operators alert on: the age of the oldest un-embedded s
 embedders keep up. The embed rate counts the last minute's vectors and the ingest latency (change seen by
 the watcher to change committed) the last 15 minutes' samples, so both describe now, not the process's life.
 Skipped files (kept at their previous version because they could not be indexed) are counted per repository:
-a count above zero means some document is stale or missing, which an operator should hear about.
+a count above zero means some document is stale or missing, which an operator should hear about. So are
+files indexed with replacement characters (invalid UTF-8 read as U+FFFD), each named: they are searchable,
+but their text is damaged until their encoding is fixed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import asdict, dataclass
 from indexer.database import Connection
 
 __all__ = [
+    "NAMED_REPLACED",
     "RATE_WINDOW_SECONDS",
     "RepositoryStatus",
     "StatusTotals",
@@ -26,6 +29,8 @@ __all__ = [
 
 RATE_WINDOW_SECONDS = 60
 LATENCY_WINDOW_SECONDS = 900
+NAMED_REPLACED = 100
+"""How many files read with replacement characters a repository's status names (all are counted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,9 @@ class RepositoryStatus:
     ingest_latency_p95_seconds: float | None = None
     ingest_samples: int = 0
     skipped_files: int = 0
+    replaced_files: int = 0
+    replaced_file_paths: tuple[str, ...] = ()
+    """The first `NAMED_REPLACED` of them, by path."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -66,6 +74,7 @@ class StatusTotals:
     embedding_model: str
     embedding_dimension: int
     skipped_files: int = 0
+    replaced_files: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -80,7 +89,10 @@ SELECT r.name, r.root,
        (SELECT max(d.indexed_at) FROM documents d WHERE d.repository_id = r.id),
        coalesce(e.total, 0), coalesce(e.recent, 0),
        l.p50, l.p95, coalesce(l.n, 0),
-       (SELECT count(*) FROM skipped_files k WHERE k.repository_id = r.id)
+       (SELECT count(*) FROM skipped_files k WHERE k.repository_id = r.id),
+       (SELECT count(*) FROM documents d WHERE d.repository_id = r.id AND d.decode_problem IS NOT NULL),
+       ARRAY(SELECT d.path FROM documents d WHERE d.repository_id = r.id AND d.decode_problem IS NOT NULL
+             ORDER BY d.path LIMIT %(named)s)
 FROM repositories r
 LEFT JOIN LATERAL (
     SELECT count(*) FILTER (WHERE q.failed_at IS NULL) AS pending,
@@ -111,7 +123,12 @@ def repository_status(conn: Connection, names: list[str] | None = None) -> list[
     """Figures for every repository (or the named ones)."""
     rows = conn.execute(
         _STATUS_SQL,
-        {"names": names, "rate_window": RATE_WINDOW_SECONDS, "latency_window": LATENCY_WINDOW_SECONDS},
+        {
+            "names": names,
+            "rate_window": RATE_WINDOW_SECONDS,
+            "latency_window": LATENCY_WINDOW_SECONDS,
+            "named": NAMED_REPLACED,
+        },
     ).fetchall()
     return [
         RepositoryStatus(
@@ -129,6 +146,8 @@ def repository_status(conn: Connection, names: list[str] | None = None) -> list[
             ingest_latency_p95_seconds=_rounded(r[11]),
             ingest_samples=r[12],
             skipped_files=r[13],
+            replaced_files=r[14],
+            replaced_file_paths=tuple(r[15]),
         )
         for r in rows
     ]
@@ -161,6 +180,7 @@ def status_totals(conn: Connection, statuses: list[RepositoryStatus]) -> StatusT
         embedding_model=model[0] if model else "",
         embedding_dimension=model[1] if model else 0,
         skipped_files=sum(s.skipped_files for s in statuses),
+        replaced_files=sum(s.replaced_files for s in statuses),
     )
 
 

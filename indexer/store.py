@@ -48,6 +48,8 @@ class DocumentFile:
     mtime_ns: int
     git_commit: str | None
     units: Sequence[TextUnit]
+    decode_problem: str | None = None
+    """Why the file was not valid UTF-8 (its bytes read as U+FFFD), or None when it was."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +194,16 @@ ON CONFLICT (sentence_id) DO NOTHING
 
 def _file_columns(doc: DocumentFile, sentence_count: int) -> tuple[object, ...]:
     """The document row's file columns in the order both writes list them: title, content hash, size,
-    mtime, commit, sentence count."""
-    return (doc.title, doc.content_hash, doc.size_bytes, doc.mtime_ns, doc.git_commit, sentence_count)
+    mtime, commit, sentence count, decode problem."""
+    return (
+        doc.title,
+        doc.content_hash,
+        doc.size_bytes,
+        doc.mtime_ns,
+        doc.git_commit,
+        sentence_count,
+        doc.decode_problem,
+    )
 
 
 def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> WriteResult:
@@ -213,7 +223,8 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
         if row is None:
             inserted_row = conn.execute(
                 "INSERT INTO documents (repository_id, path, title, content_hash, size_bytes, mtime_ns,"
-                " git_commit, sentence_count) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                " git_commit, sentence_count, decode_problem) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " RETURNING id",
                 (repository_id, doc.path, *_file_columns(doc, len(fresh))),
             ).fetchone()
             assert inserted_row is not None
@@ -223,7 +234,8 @@ def write_document(conn: Connection, repository_id: int, doc: DocumentFile) -> W
             document_id = int(row[0])
             conn.execute(
                 "UPDATE documents SET title = %s, content_hash = %s, size_bytes = %s, mtime_ns = %s,"
-                " git_commit = %s, sentence_count = %s, indexed_at = now() WHERE id = %s",
+                " git_commit = %s, sentence_count = %s, decode_problem = %s, indexed_at = now()"
+                " WHERE id = %s",
                 (*_file_columns(doc, len(fresh)), document_id),
             )
             stored = _load_sentences(conn, document_id)

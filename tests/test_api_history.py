@@ -95,3 +95,18 @@ def test_a_question_asked_again_is_one_entry_with_its_count_and_a_deleted_file_r
         reconcile_repository(conn, Repository("beta", tmp_path / "beta"))
         gone = {a["id"]: a for a in history(client)}[bread]
         assert gone["freshness"] == "deleted" and gone["sources"]["deleted"] >= 1
+
+
+def test_every_asking_counts_also_those_the_store_answers_again(
+    conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    answering = real_answering(clean_database, lexical_retriever)
+    with client_for(clean_database, lexical_retriever, answering, ApiSettings(keys=KEYS)) as client:
+        first = ask(client, "What does stage 0 download?", ["alpha"])
+        assert {ask(client, "What does stage 0 download?", ["alpha"]) for _ in range(3)} == {first}, (
+            "served again"
+        )
+        ask(client, "Which port does the proxy use?", ["beta"])
+        counted = {a["question"]: a["times"] for a in history(client)}
+        assert counted["What does stage 0 download?"] == 4

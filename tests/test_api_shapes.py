@@ -31,8 +31,9 @@ SENTENCE_KEYS = [
     "embedded",
     "before",
     "after",
+    "kind",
 ]
-NEIGHBOUR_KEYS = ["id", "text", "line_start", "line_end"]
+NEIGHBOUR_KEYS = ["id", "text", "line_start", "line_end", "kind"]
 DOCUMENT_KEYS = [
     "id",
     "repository",
@@ -69,6 +70,8 @@ REPOSITORY_STATUS_KEYS = [
     "ingest_latency_p95_seconds",
     "backlog_eta_seconds",
     "skipped_files",
+    "replaced_files",
+    "replaced_file_paths",
 ]
 STATUS_TOTAL_KEYS = [
     "documents",
@@ -80,6 +83,7 @@ STATUS_TOTAL_KEYS = [
     "embedded_per_second",
     "backlog_eta_seconds",
     "skipped_files",
+    "replaced_files",
 ]
 
 

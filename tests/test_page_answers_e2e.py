@@ -11,6 +11,7 @@ without Debian's chromium or the playwright package.
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from collections.abc import Iterator
 from functools import partial
@@ -117,7 +118,12 @@ def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_so
     expect(near.first).to_be_visible()
     expect(page.locator("#nearest-list")).to_contain_text("Specify server port.")
     expect(near.first.locator(".near-why")).to_contain_text("Not used: ")
-    expect(page.locator("#nearest-list .near-why").filter(has_text="composite").first).to_be_visible()
+    refused = page.locator("#nearest-list .near-why").filter(
+        has_text="not confident enough taken all together"
+    )
+    expect(refused.first).to_be_visible()  # in plain words; the stage and numbers on hover
+    expect(refused.first).to_have_attribute("title", re.compile(r"^composite: .*0\.95"))
+    assert "threshold" not in refused.first.inner_text() and "0.95" not in refused.first.inner_text()
     expect(page.locator("#rounds-list ul.rejected li").first).to_contain_text("composite")
 
     near.first.locator(".source-link").click()  # a near passage opens in context, as a citation does
@@ -175,6 +181,60 @@ def test_a_code_block_keeps_its_lines(page: Any) -> None:
     assert "curl -X POST localhost:9090/-/reload\necho reloaded" in code.first.inner_text()
 
 
+def test_a_clause_that_introduces_a_code_block_shows_the_code_in_monospace(page: Any) -> None:
+    page.fill("#question", "How do I reload the configuration?")
+    page.click("#ask")
+    code = page.locator("#clauses .cited pre.code")
+    expect(code.first).to_be_visible(**WAIT)
+    expect(page.locator("#clauses li").first).to_contain_text(
+        "To reload the configuration, send this request:"
+    )
+    assert "curl -X POST localhost:9090/-/reload\necho reloaded" in code.first.inner_text()
+    assert "monospace" in code.first.evaluate("(e) => getComputedStyle(e).fontFamily")
+    expect(page.locator("#clauses .cite").filter(has_text="reload.md:3").first).to_be_visible()
+    page.locator("#clauses .cited").filter(has=page.locator("pre.code")).locator(".source-link").first.click()
+    panel = page.locator("#source-context pre.hit.code")
+    expect(panel).to_contain_text("echo reloaded", **WAIT)
+    assert "monospace" in panel.evaluate("(e) => getComputedStyle(e).fontFamily")
+
+
+# Whether any word of the freshness table's headers and repository names is broken across two lines.
+BROKEN_WORDS = r"""(() => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('#freshness-table th')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const re = /\S+/g;
+      let m;
+      while ((m = re.exec(node.data))) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+        if (tops.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+})()"""
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_freshness_table_breaks_no_header_or_name_mid_word(
+    page: Any, width: int, conn: Connection, tmp_path: Path
+) -> None:
+    long_name = tmp_path / "caddyserver-website-docs"
+    long_name.mkdir()
+    (long_name / "index.md").write_text("# Caddy\n\nCaddy serves HTTPS by default.\n")
+    reconcile_repository(conn, Repository("caddyserver-website-docs", long_name))
+    page.set_viewport_size({"width": width, "height": 900})
+    expect(page.locator('#freshness-rows tr[data-repository="caddyserver-website-docs"]')).to_be_visible(
+        **WAIT
+    )
+    assert page.evaluate(BROKEN_WORDS) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
 @pytest.mark.parametrize("width", [1400, 375])
 def test_the_freshness_table_fits_and_lists_skipped_files(page: Any, width: int) -> None:
     page.set_viewport_size({"width": width, "height": 900})
@@ -198,6 +258,32 @@ def test_the_api_reference_is_served_locally_at_docs(page: Any, url: str) -> Non
 
 
 AXE = importlib.util.find_spec("axe_playwright_python")
+
+
+def _serious_violations(page: Any) -> list[str]:
+    assert AXE is not None and AXE.submodule_search_locations
+    page.add_script_tag(path=str(Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+@pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
+@pytest.mark.parametrize("width", [1280, 800])
+def test_an_answer_showing_its_cited_code_has_no_serious_accessibility_violations(
+    page: Any, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.fill("#question", "How do I reload the configuration?")
+    page.click("#ask")
+    expect(page.locator("#clauses .cited pre.code").first).to_be_visible(**WAIT)
+    page.locator("#clauses .source-link").first.click()
+    expect(page.locator("#source-context .hit")).to_be_visible(**WAIT)
+    expect(page.locator("#freshness-rows tr").first).to_be_visible(**WAIT)
+    assert _serious_violations(page) == []
 
 
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")

@@ -77,7 +77,7 @@ def test_ask_read_clauses_and_open_a_source(base_url: str, tmp_path: Path) -> No
             sync_api.expect(page.locator("#source-context p.hit")).to_have_text(
                 "Stage 0 downloads a prebuilt beta toolchain."
             )
-            sync_api.expect(page.locator("#source-where")).to_contain_text("alpha/guide/build.md · lines 3-3")
+            sync_api.expect(page.locator("#source-where")).to_contain_text("alpha/guide/build.md · line 3")
             sync_api.expect(page.locator("#source-context p").first).to_have_text("Building")
             page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
 

@@ -38,12 +38,26 @@
     a.href = item.link;
     a.target = "_blank";
     a.rel = "noopener noreferrer";
-    a.setAttribute("aria-label", `Open ${item.path} lines ${item.line_start}-${item.line_end} on the forge`);
+    a.setAttribute("aria-label", `Open ${item.path} ${linesWord(item)} ${lines(item)} on the forge`);
     return a;
   }
 
+  // A line range as `citeline ask` prints it: "269" for one line, "120-127" for several.
   function lines(item) {
     return item.line_start === item.line_end ? `${item.line_start}` : `${item.line_start}-${item.line_end}`;
+  }
+
+  function linesWord(item) {
+    return item.line_start === item.line_end ? "line" : "lines";
+  }
+
+  // A unit's text as the page shows it: a code block (or any text with line breaks) in monospace with its
+  // line breaks kept, a sentence as a paragraph.
+  function unitText(item, className) {
+    const code = item.kind === "code" || (item.text || "").includes("\n");
+    const node = el(code ? "pre" : "p", item.text, className);
+    if (code) node.classList.add("code");
+    return node;
   }
 
   function showError(message) {
@@ -61,8 +75,25 @@
     banner.hidden = !warnings.length;
   }
 
-  // Why a near passage was not used: the stage (or that no clause was drawn from it), the reason, and the
-  // score against its threshold where the reason does not already say them (as `citeline ask` prints it).
+  // Why a near passage was not used, in words a reader understands (by the score that refused it); the stage,
+  // reason and numbers, as `citeline ask` prints them, go in the element's title.
+  const PLAIN = {
+    relevance: "rated as not about your question",
+    answer_check: "rated as not answering your question",
+    similarity: "not close enough in meaning to your question",
+    entailment: "it does not say what an answer from it would claim",
+    coverage: "it leaves out words or numbers the answer needs",
+    contradiction: "another source says otherwise",
+    conflict: "a more recently changed source says otherwise",
+    composite: "not confident enough taken all together",
+  };
+
+  function plainRefusal(near) {
+    const measure = near.measure || near.stage;
+    if (measure && PLAIN[measure]) return PLAIN[measure];
+    return near.stage ? "it did not pass the checks" : "no answer was drawn from it";
+  }
+
   function refusal(near) {
     const head = near.stage || "not proposed";
     const reason = near.reason || "";
@@ -103,7 +134,9 @@
     if (near.heading) where.append(" ", el("span", near.heading, "heading"));
     const forge = forgeLink(near);
     if (forge) where.append(" ", forge);
-    item.append(where, el("p", near.text, "near-text"), el("p", "Not used: " + refusal(near), "near-why"));
+    const why = el("p", "Not used: " + plainRefusal(near), "near-why");
+    why.title = refusal(near);
+    item.append(where, unitText(near, "near-text"), why);
     return item;
   }
 
@@ -164,13 +197,16 @@
       const item = el("li", null, "clause");
       item.append(el("span", clause.clause, "clause-text"));
       item.append(el("span", `${Math.round(clause.confidence * 100)}%`, "confidence"));
+      // Each cited source with its place and its text: the answer's content, code and lists included.
       const sources = el("div", null, "sources");
       for (const source of clause.sources || []) {
         const cite = el("span", null, "cite");
-        cite.append(sourceLink(source, `${source.path}:${source.line_start}-${source.line_end}`));
+        cite.append(sourceLink(source, `${source.path}:${lines(source)}`));
         const forge = forgeLink(source);
         if (forge) cite.append(" ", forge);
-        sources.append(cite);
+        const cited = el("div", null, "cited");
+        cited.append(cite, unitText(source, "cited-text"));
+        sources.append(cited);
       }
       item.append(sources);
       list.append(item);
@@ -196,8 +232,8 @@
     context.replaceChildren();
     setForge(source);
     const cited = (why) => {
-      $("source-where").textContent = `${source.path}:${source.line_start}-${source.line_end} (${why})`;
-      context.replaceChildren(el("p", source.text, "hit"));
+      $("source-where").textContent = `${source.path}:${lines(source)} (${why})`;
+      context.replaceChildren(unitText(source, "hit"));
     };
     if (source.sentence_id === null || source.sentence_id === undefined || source.state === "deleted") {
       cited("deleted since cited");
@@ -206,11 +242,11 @@
     try {
       const s = await call(`/v1/sentences/${source.sentence_id}`);
       if (aside.hidden) return; // a new answer cleared the panel meanwhile
-      $("source-where").textContent = `${s.repository}/${s.path} · lines ${s.line_start}-${s.line_end}` +
+      $("source-where").textContent = `${s.repository}/${s.path} · ${linesWord(s)} ${lines(s)}` +
         (s.heading ? ` · ${s.heading}` : "") + (s.git_commit ? ` · commit ${s.git_commit.slice(0, 12)}` : "");
-      for (const n of s.before) context.append(el("p", n.text));
-      context.append(el("p", s.text, "hit"));
-      for (const n of s.after) context.append(el("p", n.text));
+      for (const n of s.before) context.append(unitText(n));
+      context.append(unitText(s, "hit"));
+      for (const n of s.after) context.append(unitText(n));
     } catch (error) {
       if (source.state === "changed") cited("its file changed since cited; this is the cited text");
       else $("source-where").textContent = error.message;
