@@ -43,10 +43,6 @@ class Access:
         """Whether the caller is limited to some repositories."""
         return self.repositories is not None
 
-    def may_read(self, repository: str) -> bool:
-        """Whether this caller may read `repository` (and so may be told its name)."""
-        return self.repositories is None or repository in self.repositories
-
     def restrict(self, requested: tuple[str, ...] | None) -> tuple[str, ...] | None:
         """The repositories a query may touch: the requested ones, checked against the scope.
 

@@ -8,9 +8,9 @@ Readiness is what a load balancer acts on: not ready when the database does not 
 served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
 edits on the vector lane). An LLM planner whose endpoint does not answer leaves the API ready, because the
 extractive planner still answers: `/readyz` names the planner and says why it is degraded. A probe names a
-repository only to a caller whose key may read it, and the planner's own error only to a caller that may
-read every repository: an open probe says ready or not, and why in general terms. Liveness never
-touches the database, so a database outage does not restart every API replica.
+repository, and the planner's own error, only to a caller that may read every repository (a full key, or
+any caller when no keys are configured): an open probe says ready or not, and why in general terms.
+Liveness never touches the database, so a database outage does not restart every API replica.
 """
 
 from __future__ import annotations
@@ -63,8 +63,7 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
         return problem(503, f"database unreachable: {type(exc).__name__}", instance="/readyz")
     access = access_of(request)
     if oldest.age_seconds > limit:
-        named = oldest.repository is not None and access.may_read(oldest.repository)
-        where = f" (repository {oldest.repository})" if named else ""
+        where = f" (repository {oldest.repository})" if access.repositories is None else ""
         return problem(
             503,
             f"oldest embedding backlog item is {oldest.age_seconds:.0f} s old{where};"
