@@ -20,7 +20,7 @@ __all__ = ["MAX_JSON_DEPTH", "CitelineRequest", "json_depth"]
 
 MAX_JSON_DEPTH = 32
 """The deepest nesting of arrays and objects a body may have; the API's bodies need 3."""
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS = re.compile(rb"[^\[\]{}]+")
 
 
@@ -41,7 +41,8 @@ class CitelineRequest(Request[Any, Any, Any]):
     when it nests deeper than `MAX_JSON_DEPTH`, a 400 saying so."""
 
     async def json(self) -> Any:
-        if json_depth(await self.body()) > MAX_JSON_DEPTH:
+        body = await self.body()
+        if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and json_depth(body) > MAX_JSON_DEPTH:
             raise SerializationException(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
         try:
             return await super().json()
