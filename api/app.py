@@ -2,10 +2,14 @@
 
 `create_app` owns one connection pool (opened with the app, closed with it); the retriever and the answering
 callable belong to the caller, who may share them with other parts of the process. The OpenAPI schema is
-served as JSON at `/schema/openapi.json` only: the interactive renderers load scripts from CDNs.
+served as JSON at `/schema/openapi.json` only: the interactive renderers load scripts from CDNs. Every
+request passes `api.web_guard` first (Host, Origin and Content-Type checks) and every response carries its
+security headers.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from litestar import Litestar, Router
 from litestar.di import Provide
@@ -23,6 +27,7 @@ from api.problems import exception_handlers
 from api.requests import CitelineRequest
 from api.routes import ROUTES
 from api.settings import ApiSettings
+from api.web_guard import WebGuard, allowed_host_names, secure_headers
 from engine.search import Retriever
 from indexer.database import Connection, Database, configure_session
 
@@ -49,6 +54,7 @@ def create_app(
     )
     metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))
     services = Services(pool, retriever, answering, settings, metrics, planner)
+    hosts = allowed_host_names(settings.host, settings.allowed_hosts)
 
     def provide_services() -> Services:
         return services
@@ -66,7 +72,8 @@ def create_app(
         exception_handlers=exception_handlers(),
         request_class=CitelineRequest,
         plugins=[ClosedStructs()],
-        middleware=[metrics.middleware],
+        middleware=[metrics.middleware, partial(WebGuard, hosts=hosts)],
+        before_send=[secure_headers],
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[open_pool],
         on_shutdown=[close_pool],

@@ -2,8 +2,10 @@
 
 The guard runs before every handler. With no keys configured everything is open (a loopback-only default).
 With keys, every route needs one except the probes (`/healthz`, `/readyz`) and the static page, unless
-`protect_probes` closes the probes too. `/metrics` is not a probe: it names repositories, so it needs a key
-and shows a scoped key only its repositories' series. Tokens are compared with `hmac.compare_digest`
+`protect_probes` closes the probes too. An open probe called without a valid key reads as `ANONYMOUS`, which
+may read no repository: the probe then says whether it is ready and why in general terms, naming nothing.
+`/metrics` is not a probe: it names repositories, so it needs a key and shows a scoped key only its
+repositories' series. Tokens are compared with `hmac.compare_digest`
 against every configured key, without stopping at the first match, so timing says nothing about which
 prefix matched.
 
@@ -22,7 +24,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from api.settings import ApiKey
 
-__all__ = ["PROBE", "PUBLIC", "Access", "KeyGuard", "access_of"]
+__all__ = ["ANONYMOUS", "PROBE", "PUBLIC", "Access", "KeyGuard", "access_of"]
 
 PUBLIC = "public"
 """Handler opt flag: never needs a key (the static page: it holds no data)."""
@@ -58,6 +60,8 @@ class Access:
 
 
 _EVERYTHING = Access(None)
+ANONYMOUS = Access(())
+"""A caller of an open probe with no valid key, when keys are configured: reads no repository."""
 
 
 class KeyGuard:
@@ -74,7 +78,10 @@ class KeyGuard:
             connection.state.access = _EVERYTHING
             return
         if handler.opt.get(PROBE) and not self._protect_probes:
-            connection.state.access = _EVERYTHING
+            try:  # an open probe never refuses; a valid key only widens what it may name
+                connection.state.access = self._resolve(connection.headers.get("authorization"))
+            except NotAuthorizedException:
+                connection.state.access = ANONYMOUS
             return
         connection.state.access = self._resolve(connection.headers.get("authorization"))
 

@@ -86,9 +86,10 @@ class Problem(msgspec.Struct):
 _DESCRIPTIONS = {
     400: "The request is malformed or breaks a limit; `detail` (and `errors`) say which",
     401: "Keys are configured and the request carries no known bearer key",
-    403: "The key may not read a repository the request names",
+    403: "The key may not read a repository the request names, or the request comes from another origin",
     404: "Nothing with that id or path, or nothing this key may read",
     413: "The body is larger than the limit",
+    415: "The body is not declared as JSON (`Content-Type: application/json`)",
     503: "The database is unreachable (see Retry-After), or no answer engine runs in this process",
 }
 

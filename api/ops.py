@@ -7,8 +7,10 @@ the `/v1` routes (see `api.metrics`).
 Readiness is what a load balancer acts on: not ready when the database does not answer (nothing can be
 served) or when the oldest embedding backlog item is older than the threshold (answers would miss recent
 edits on the vector lane). An LLM planner whose endpoint does not answer leaves the API ready, because the
-extractive planner still answers: `/readyz` names the planner and says why it is degraded. Liveness never
-touches the database, so a database outage does not restart every API replica.
+extractive planner still answers: `/readyz` names the planner and says why it is degraded. A probe names a
+repository, and the planner's own error, only to a caller that may read every repository (a full key, or
+any caller when no keys are configured): an open probe says ready or not, and why in general terms.
+Liveness never touches the database, so a database outage does not restart every API replica.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
             oldest = oldest_backlog(conn)
     except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
         return problem(503, f"database unreachable: {type(exc).__name__}", instance="/readyz")
+    access = access_of(request)
     if oldest.age_seconds > limit:
-        where = "" if access_of(request).scoped else f" (repository {oldest.repository})"
+        where = f" (repository {oldest.repository})" if access.repositories is None else ""
         return problem(
             503,
             f"oldest embedding backlog item is {oldest.age_seconds:.0f} s old{where};"
@@ -74,7 +77,8 @@ def readyz(request: Request[Any, Any, Any], services: NamedDependency[Services])
     planner = services.planner
     name, degraded = ("extractive", None) if planner is None else (planner.name, planner.probe())
     if degraded is not None:
-        degraded = f"the planner's endpoint does not answer ({degraded}); the extractive planner answers"
+        why = f" ({degraded})" if access.repositories is None else ""
+        degraded = f"the planner's endpoint does not answer{why}; the extractive planner answers"
     return Response(ReadyOut(True, round(oldest.age_seconds, 3), limit, name, degraded))
 
 

@@ -90,7 +90,9 @@ def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...
     return tuple(n for n in (_optional("repository", name, max_chars) for name in names) if n)
 
 
-@_route(post, "/v1/answers", "Answer a question with cited clauses", 400, 401, 403, 413, 503, status_code=200)
+@_route(
+    post, "/v1/answers", "Answer a question with cited clauses", 400, 401, 403, 413, 415, 503, status_code=200
+)
 def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependency[Services]) -> AnswerOut:
     """Run the engine; the answer is stored (when the engine stores answers) and its id returned."""
     limits = services.settings.limits

@@ -14,14 +14,16 @@ import contextlib
 from collections.abc import Callable, Generator
 
 import uvicorn
+from litestar import Litestar
 
 from api.app import create_app
 from api.context import Answering, PlannerHealth
+from api.http11 import BoundedH11Protocol
 from api.settings import ApiSettings
 from engine.search import Retriever
 from indexer.database import Database
 
-__all__ = ["ApiService", "run_api"]
+__all__ = ["ApiService", "run_api", "uvicorn_config"]
 
 
 def _uvicorn_config(
@@ -32,7 +34,14 @@ def _uvicorn_config(
     planner: PlannerHealth | None = None,
 ) -> uvicorn.Config:
     app = create_app(database, retriever, answering, settings, planner)
-    return uvicorn.Config(app, host=settings.host, port=settings.port, access_log=False, log_config=None)
+    return uvicorn_config(app, settings.host, settings.port)
+
+
+def uvicorn_config(app: Litestar, host: str, port: int) -> uvicorn.Config:
+    """How the app is served: uvicorn's h11 protocol answering 414 and 431 (`api.http11`), no access log."""
+    return uvicorn.Config(
+        app, host=host, port=port, access_log=False, log_config=None, http=BoundedH11Protocol
+    )
 
 
 def run_api(

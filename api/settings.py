@@ -74,6 +74,9 @@ class ApiSettings:
     host: str = "127.0.0.1"
     port: int = 8750
     keys: tuple[ApiKey, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names the API answers besides its bound address (and, bound to loopback, `localhost`,
+    `127.0.0.1` and `[::1]`); `*` answers any (`api.web_guard`)."""
     protect_probes: bool = False
     """Whether `/healthz`, `/readyz` and `/metrics` need a key too (only when keys are configured)."""
     warn_backlog_age_seconds: float = 300.0

@@ -217,6 +217,9 @@ class ApiConfig:
     """Bearer keys, `TOKEN` or `TOKEN:repo1|repo2` (scoped); `CITELINE_API_KEYS` adds more."""
     protect_probes: bool = False
     """Whether /healthz, /readyz and /metrics need a key too (when keys are configured)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names the API answers besides its bound address (and localhost names when bound to loopback);
+    `*` answers any. Names a browser may reach it by; any other Host gets 400 (DNS rebinding)."""
 
 
 @dataclass(frozen=True, slots=True)

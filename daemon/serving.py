@@ -29,6 +29,7 @@ def _settings(config: Config, host: str | None, port: int | None) -> ApiSettings
         port=port if port is not None else config.api.port,
         keys=keys,
         protect_probes=config.api.protect_probes,
+        allowed_hosts=config.api.allowed_hosts,
         warn_backlog_age_seconds=config.thresholds.warn_backlog_age_seconds,
         ready_max_backlog_age_seconds=config.thresholds.ready_max_backlog_age_seconds,
     )

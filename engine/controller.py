@@ -185,7 +185,7 @@ class AnswerEngine:
             pool.add(hits, 1, config.hits_per_subquery)
         verify = config.verify.for_budget(Budget.HIGH)
         verifier = Verifier(self._entailment, self._relevance, verify, self._check)
-        verdicts = verifier.verify(self._spelled(stored.question).text, proposals, pool)
+        verdicts = verifier.verify(self._spelled(stored.question, filters).text, proposals, pool)
         if not all(v.accepted for v in verdicts):
             return None
         result = Answer(stored.question, Status.ANSWER, stored.route, Budget.HIGH, filters=stored.filters)
@@ -199,12 +199,13 @@ class AnswerEngine:
     def _search(self, query: str, k: int, filters: Filters) -> list[Hit]:
         return self._retriever.search(query, k, filters=filters)
 
-    def _spelled(self, question: str) -> Spelling:
-        """The question as search and the models read it (`EngineConfig.spelling`)."""
+    def _spelled(self, question: str, filters: Filters) -> Spelling:
+        """The question as search and the models read it (`EngineConfig.spelling`), corrected only to the
+        words of the repositories `filters` allows (a scoped key's): nothing of another one shows."""
         if not self._config.spelling:
             return Spelling(question)
         with self._connect() as conn:
-            return spell_question(conn, question)
+            return spell_question(conn, question, repositories=filters.repositories)
 
     def _compute(self, question: str, budget: Budget, filters: Filters) -> Answer:
         """Route the question on its first retrieval, then run the FastPath or the loop; both read the
@@ -212,7 +213,7 @@ class AnswerEngine:
         config = self._config
         begun = time.monotonic()
         started = time.perf_counter()
-        spelling = self._spelled(question)
+        spelling = self._spelled(question, filters)
         asked = spelling.text
         first = self._search(asked, config.first_k, filters)
         ms = 1000 * (time.perf_counter() - started)

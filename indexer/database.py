@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import time
 import warnings
 from collections.abc import Iterator
@@ -25,7 +26,15 @@ import structlog
 from indexer.embedded import ensure_watchdog, reap_dead_handles
 from indexer.schema import apply_migrations
 
-__all__ = ["Connection", "Database", "DatabaseError", "configure_session", "open_database"]
+__all__ = [
+    "Connection",
+    "Database",
+    "DatabaseError",
+    "check_url",
+    "configure_session",
+    "masked_url",
+    "open_database",
+]
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger(__name__)
@@ -34,6 +43,48 @@ _REAP_AT_EXIT: set[Path] = set()
 
 class DatabaseError(RuntimeError):
     """The database could not be reached or prepared; the message says which and where."""
+
+
+_MASK = "***"
+
+
+def check_url(url: str) -> None:
+    """Raise ValueError, saying why without quoting any of it, when libpq cannot parse `url`.
+
+    libpq quotes the token it stumbled on, which may be the password, so its quotes are blanked.
+    """
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error as exc:
+        reason = re.sub(r'"[^"]*"', '"..."', str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        raise ValueError(
+            f"not a PostgreSQL URL or connection string ({reason or type(exc).__name__})"
+        ) from None
+
+
+def masked_url(url: str) -> str:
+    """`url` as messages, logs and `status` show it: any password, wherever it was written (the URL's user
+    info, a `password=` parameter or key), replaced by `***`; a URL libpq cannot parse is not shown at all."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return "an invalid database URL"
+    if "password" not in params:
+        return url
+    return psycopg.conninfo.make_conninfo(url, password=_MASK)
+
+
+def _scrub(text: str, url: str) -> str:
+    """`text` with the passwords of `url` and of `PGPASSWORD` blanked, for error messages from libpq."""
+    try:
+        secrets = [psycopg.conninfo.conninfo_to_dict(url).get("password")]
+    except psycopg.Error:
+        secrets = []
+    secrets.append(os.environ.get("PGPASSWORD"))
+    for secret in secrets:
+        if secret and len(str(secret)) >= 4:
+            text = text.replace(str(secret), _MASK)
+    return text
 
 
 def configure_session(conn: Connection) -> None:
@@ -63,7 +114,7 @@ class Database:
         try:
             conn = psycopg.connect(self.url, autocommit=autocommit, connect_timeout=10)
         except psycopg.OperationalError as exc:
-            raise DatabaseError(f"cannot connect to {self.describe()}: {exc}") from exc
+            raise DatabaseError(f"cannot connect to {self.describe()}: {_scrub(str(exc), self.url)}") from exc
         configure_session(conn)
         if not autocommit:
             conn.commit()  # the SET opened a transaction; the caller starts with none
@@ -79,9 +130,7 @@ class Database:
         """Where the database is, for messages (never the password)."""
         if self.embedded_dir is not None:
             return f"embedded PostgreSQL in {self.embedded_dir}"
-        return (
-            psycopg.conninfo.make_conninfo(self.url, password="***") if "password" in self.url else self.url
-        )
+        return masked_url(self.url)
 
 
 def _start_embedded(data_dir: Path) -> str:
@@ -132,12 +181,16 @@ def _wait_until_answering(url: str, attempts: int) -> None:
         except psycopg.OperationalError as exc:
             last = exc
             time.sleep(0.2 * (attempt + 1))
-    raise DatabaseError(f"database at {url} does not answer: {last}")
+    raise DatabaseError(f"database at {masked_url(url)} does not answer: {_scrub(str(last), url)}")
 
 
 def open_database(url: str | None, data_dir: Path) -> Database:
     """Open the configured database (embedded when `url` is None) and apply pending migrations."""
     if url:
+        try:
+            check_url(url)
+        except ValueError as exc:
+            raise DatabaseError(f"database_url: {exc}") from None
         database = Database(url)
         _wait_until_answering(url, attempts=5)
     else:

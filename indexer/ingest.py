@@ -20,12 +20,13 @@ import psycopg
 import structlog
 
 from indexer.database import Connection
+from indexer.git_head import git_head_commit
 from indexer.hashing import content_hash
 from indexer.links import record_link_template, repository_link_template
 from indexer.markdown import PARSER_VERSION, CodeMode, parse_markdown
 from indexer.segment import split_sentences
 from indexer.skips import forget_skipped, record_skipped, skipped_paths
-from indexer.sources import FileFilter, SkipReason, git_head_commit, read_markdown
+from indexer.sources import FileFilter, SkipReason, read_markdown
 from indexer.store import (
     DocumentFile,
     StoredDocument,

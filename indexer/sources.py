@@ -5,12 +5,17 @@ repository. A folder the walk cannot list and a name that is not UTF-8 are repor
 silently dropped: a listing that failed must not read as files that were deleted. Reading refuses binary
 content and oversized files, decodes invalid UTF-8 with replacement (U+FFFD, flagged for a warning), and
 reports a file that vanished mid-read as gone: each case is a `SkipReason`, logged by the caller, and none of
-them touches the index.
+them touches the index. Nothing a file is (a symlink loop, a chain of links too long to follow, a link out of
+the repository) makes a read raise, and a skip's detail never names a path outside the repository.
+
+A hard link is a second name of the same file, not a pointer: nothing in a repository tells where else the
+file is linked from, so a hard-linked file is read and indexed like any other (docs/security.md).
 """
 
 from __future__ import annotations
 
 import enum
+import errno
 import os
 import stat as stat_mode
 from collections.abc import Iterator, Sequence
@@ -28,7 +33,6 @@ __all__ = [
     "SkipReason",
     "WalkProblems",
     "display_path",
-    "git_head_commit",
     "is_undecodable",
     "path_state",
     "read_markdown",
@@ -51,7 +55,9 @@ class SkipReason(enum.Enum):
     VANISHED = "vanished"
     """It was listed but gone by the time it was read."""
     OUTSIDE = "outside"
-    """A symlink pointing out of the repository."""
+    """A symlink pointing out of the repository (its detail says so without naming the target)."""
+    LINK_LOOP = "link_loop"
+    """A symlink that loops back on itself, or a chain of links longer than the operating system follows."""
     NOT_FILE = "not_file"
     """A directory, socket or other non-regular file."""
     REJECTED = "rejected"
@@ -151,15 +157,42 @@ def _looks_binary(head: bytes) -> bool:
     return control / len(head) > 0.1
 
 
+_OUTSIDE_DETAIL = "links outside the repository"
+_LOOP_DETAIL = "symlink loop or too many levels of links"
+
+
+def _link_skip(path: Path, root: Path) -> ReadResult | None:
+    """Why a symlink at `path` is not read (a loop or a target out of `root`), or None to read it.
+
+    `Path.resolve(strict=True)` raises RuntimeError for a loop on Python 3.11 and OSError(ELOOP) on 3.13:
+    both are a skip here, never an exception for the caller.
+    """
+    try:
+        target = path.resolve(strict=True)
+    except RuntimeError:
+        return ReadResult(None, None, 0, 0, SkipReason.LINK_LOOP, detail=_LOOP_DETAIL)
+    if not target.is_relative_to(root.resolve()):
+        return ReadResult(None, None, 0, 0, SkipReason.OUTSIDE, detail=_OUTSIDE_DETAIL)
+    return None
+
+
+def _opened_outside(fd: int, root: Path) -> bool:
+    """Whether the file open as `fd` lies outside `root`, as the kernel names it (Linux's `/proc/self/fd`);
+    where there is no such name, False: the checks before opening are all there is."""
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return False
+    return not Path(opened).is_relative_to(root.resolve())
+
+
 def read_markdown(path: Path, root: Path, max_bytes: int) -> ReadResult:
     """Read one file under `root` safely; never raises for bad files."""
     try:
-        if path.is_symlink():
-            target = path.resolve(strict=True)
-            if not target.is_relative_to(root.resolve()):
-                return ReadResult(None, None, 0, 0, SkipReason.OUTSIDE, detail=str(target))
+        if path.is_symlink() and (skip := _link_skip(path, root)) is not None:
+            return skip
         stat = path.stat()
-        if not path.is_file():
+        if not stat_mode.S_ISREG(stat.st_mode):
             return ReadResult(None, None, 0, 0, SkipReason.NOT_FILE)
         if stat.st_size > max_bytes:
             return ReadResult(
@@ -170,12 +203,19 @@ def read_markdown(path: Path, root: Path, max_bytes: int) -> ReadResult:
                 SkipReason.TOO_LARGE,
                 detail=f"{stat.st_size} bytes > cap {max_bytes}",
             )
-        with path.open("rb") as handle:
+        # Non-blocking, and checked again once open: a file swapped for a FIFO after the stat cannot hang us.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
+            if not stat_mode.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ReadResult(None, None, 0, 0, SkipReason.NOT_FILE)
+            if _opened_outside(handle.fileno(), root):  # a link swapped in after the checks above
+                return ReadResult(None, None, 0, 0, SkipReason.OUTSIDE, detail=_OUTSIDE_DETAIL)
             raw = handle.read(max_bytes + 1)
     except FileNotFoundError:
         return ReadResult(None, None, 0, 0, SkipReason.VANISHED)
     except OSError as exc:
-        return ReadResult(None, None, 0, 0, SkipReason.UNREADABLE, detail=str(exc))
+        if exc.errno == errno.ELOOP:
+            return ReadResult(None, None, 0, 0, SkipReason.LINK_LOOP, detail=_LOOP_DETAIL)
+        return ReadResult(None, None, 0, 0, SkipReason.UNREADABLE, detail=exc.strerror or type(exc).__name__)
     if len(raw) > max_bytes:  # it grew between stat and read
         return ReadResult(None, None, len(raw), stat.st_mtime_ns, SkipReason.TOO_LARGE)
     if _looks_binary(raw[:_BINARY_PROBE]):
@@ -277,41 +317,3 @@ def walk_markdown(root: Path, file_filter: FileFilter, problems: WalkProblems | 
                     problems.undecodable.append(display_path(prefix + name))
                 else:
                     yield prefix + name
-
-
-def git_head_commit(root: Path) -> str | None:
-    """The commit checked out in the git work tree holding `root`, read from `.git` without running git."""
-    for candidate in (root, *root.parents):
-        git = candidate / ".git"
-        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            content = git.read_text(encoding="utf-8", errors="replace").strip()
-            git = (candidate / content.removeprefix("gitdir:").strip()).resolve()
-        if git.is_dir():
-            return _resolve_head(git)
-    return None
-
-
-def _resolve_head(git_dir: Path) -> str | None:
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not head.startswith("ref:"):
-        return head or None
-    ref = head.removeprefix("ref:").strip()
-    common = git_dir
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        common = (git_dir / commondir.read_text(encoding="utf-8").strip()).resolve()
-    for base in (git_dir, common):
-        try:
-            return (base / ref).read_text(encoding="utf-8").strip()
-        except OSError:
-            pass
-    try:
-        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except OSError:
-        pass
-    return None

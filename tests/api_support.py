@@ -21,6 +21,7 @@ from litestar.testing import TestClient
 
 from api.app import create_app
 from api.context import Answering
+from api.server import uvicorn_config
 from api.settings import ApiKey, ApiSettings
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
@@ -41,6 +42,9 @@ BETA = {
     "recipes/bread.md": "# Bread\n\nBread dough rises because yeast produces carbon dioxide. "
     "Bake the bread at 220 degrees.\n",
 }
+
+LOCAL = "http://127.0.0.1:8750"
+"""The base URL of in-process clients: a Host the API answers when bound to loopback (`api.web_guard`)."""
 
 FULL_KEY = "full-access-key-0123456789"
 ALPHA_KEY = "alpha-only-key-0123456789"
@@ -91,13 +95,15 @@ def client_for(
     settings: ApiSettings | None = None,
 ) -> TestClient:  # type: ignore[type-arg]
     """An in-process client over a fresh app (its own pool and metrics registry)."""
-    return TestClient(app=create_app(database, retriever, answering, settings or ApiSettings()))
+    return TestClient(
+        app=create_app(database, retriever, answering, settings or ApiSettings()), base_url=LOCAL
+    )
 
 
 @contextmanager
 def served(app: Litestar) -> Iterator[str]:
     """Serve `app` with uvicorn on a free loopback port in a thread; yields the base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, access_log=False, log_config=None))
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", 0))
     thread = threading.Thread(target=server.run, name="api-under-test", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

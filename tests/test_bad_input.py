@@ -80,20 +80,20 @@ def test_walk_honours_gitignore_and_skips_git(repo_dir: Path) -> None:
 def test_unreadable_file_is_skipped_and_keeps_its_document(
     conn: Connection, repo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Root reads every file whatever its mode, so the refusal is injected at `Path.open`."""
+    """Root reads every file whatever its mode, so the refusal is injected at `os.open`."""
     path = repo_dir / "locked.md"
     path.write_text("Readable at first.\n")
     repo = Repository("docs", repo_dir)
     reconcile_repository(conn, repo)
     path.write_text("Changed but unreadable now.\n")
-    real_open = Path.open
+    real_open = os.open
 
-    def refuse(self: Path, *args: object, **kwargs: object) -> object:
-        if self.name == "locked.md":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+    def refuse(file: str | Path, flags: int, *args: int, **kwargs: int | None) -> int:
+        if os.fspath(file).endswith("locked.md"):
+            raise PermissionError(13, "Permission denied", os.fspath(file))
+        return real_open(file, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     report = reconcile_repository(conn, repo)
     assert report.skipped == {"locked.md": SkipReason.UNREADABLE.value}
     assert conn.execute("SELECT text FROM sentences").fetchall() == [("Readable at first.",)]

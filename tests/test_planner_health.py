@@ -20,7 +20,7 @@ from engine.llm_planner import LLMConfig, LLMPlanner
 from engine.search import Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
-from tests.api_support import ContainmentNLI, index_two_repositories
+from tests.api_support import LOCAL, ContainmentNLI, index_two_repositories
 from tests.fake_chat import FakeChatServer
 
 
@@ -60,7 +60,7 @@ def test_an_unreachable_planner_endpoint_leaves_the_api_ready_and_answering(
     app = create_app(
         clean_database, lexical_retriever, partial(answer, engine=engine), ApiSettings(), unreachable
     )
-    with TestClient(app=app) as client:
+    with TestClient(app=app, base_url=LOCAL) as client:
         ready = client.get("/readyz")
         assert ready.status_code == 200
         body = ready.json()
@@ -82,13 +82,14 @@ def test_a_reachable_planner_endpoint_is_reported_without_degradation(
     planner = LLMPlanner(LLMConfig(server.url, "tiny-model"))
     try:
         app = create_app(clean_database, lexical_retriever, None, ApiSettings(), planner)
-        with TestClient(app=app) as client:
+        with TestClient(app=app, base_url=LOCAL) as client:
             body = client.get("/readyz").json()
         assert body["planner"] == "llm:tiny-model" and body["planner_degraded"] is None
     finally:
         planner.close()
         server.close()
-    with TestClient(app=create_app(clean_database, lexical_retriever, None, ApiSettings())) as client:
+    bare = create_app(clean_database, lexical_retriever, None, ApiSettings())
+    with TestClient(app=bare, base_url=LOCAL) as client:
         assert client.get("/readyz").json()["planner"] == "extractive"
 
 

@@ -283,9 +283,9 @@
 
   document.addEventListener("DOMContentLoaded", () => {
     const key = $("api-key");
-    key.value = localStorage.getItem("citeline-key") || "";
+    key.value = sessionStorage.getItem("citeline-key") || "";
     key.addEventListener("change", () => {
-      localStorage.setItem("citeline-key", key.value.trim());
+      sessionStorage.setItem("citeline-key", key.value.trim());
       document.dispatchEvent(new Event("citeline:key"));
     });
     $("ask-form").addEventListener("submit", ask);

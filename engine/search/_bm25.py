@@ -22,6 +22,7 @@ __all__ = [
     "bm25_search",
     "bm25_search_terms",
     "indexed_lexemes_of",
+    "lexemes_in_repositories",
     "lexical_document_frequencies",
     "query_lexemes",
     "terms_with_prefix",
@@ -183,6 +184,21 @@ def lexical_document_frequencies(conn: Connection, terms: Sequence[str]) -> dict
     """Document frequency of each term that the index knows; unknown terms are absent."""
     rows = conn.execute("SELECT term, df FROM lexical_terms WHERE term = ANY(%s)", (list(terms),)).fetchall()
     return {r[0]: r[1] for r in rows}
+
+
+def lexemes_in_repositories(conn: Connection, terms: Sequence[str], repositories: Sequence[str]) -> set[str]:
+    """The `terms` (lexemes) that some sentence of `repositories` holds: the vocabulary a scoped caller may be
+    shown, where `lexical_terms` counts every repository's."""
+    if not terms:
+        return set()
+    rows = conn.execute(
+        "SELECT t FROM unnest(%(terms)s::text[]) t WHERE EXISTS ("
+        " SELECT 1 FROM sentences s JOIN documents d ON d.id = s.document_id"
+        " JOIN repositories r ON r.id = d.repository_id"
+        " WHERE r.name = ANY(%(repositories)s::text[]) AND s.tsv @@ quote_literal(t)::tsquery)",
+        {"terms": list(terms), "repositories": list(repositories)},
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def terms_with_prefix(conn: Connection, prefix: str, limit: int = 20) -> list[str]:

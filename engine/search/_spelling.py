@@ -11,6 +11,10 @@ token of the shipped relevance model's vocabulary: "taller", "stared", "vault"),
 ("mutes"), is left as typed: the models know it, and one edit away is another word ("talles", "stated"). So
 is a word of fewer than `MIN_LETTERS` letters, and a capitalised one that does not open the question: such a
 word is more often a name or an abbreviation than a typo ("HashiCorp Vault" is not "HashiCorp Fault").
+
+Asked within some repositories (a scoped key's, or a filter's), a word is replaced only by a word those
+repositories use: what a caller reads back (`read_as`, the notes, the trace's queries) never holds a word of
+a repository it may not read.
 """
 
 from __future__ import annotations
@@ -33,7 +37,11 @@ MIN_LETTERS = 5
 
 _SURFACE_SQL = r"""
 SELECT w, (SELECT count(*) FROM (
-    SELECT 1 FROM sentences s WHERE s.tsv @@ %(lexeme)s::tsquery AND s.text ~* ('\m' || w || '\M') LIMIT 100
+    SELECT 1 FROM sentences s
+    JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
+    WHERE s.tsv @@ %(lexeme)s::tsquery AND s.text ~* ('\m' || w || '\M')
+      AND (%(repositories)s::text[] IS NULL OR r.name = ANY(%(repositories)s::text[]))
+    LIMIT 100
 ) used)
 FROM unnest(%(words)s::text[]) w
 """
@@ -76,37 +84,46 @@ class Spelling:
 
 
 def spell_question(
-    conn: Connection, question: str, read_whole: Callable[[str], bool] | None = None
+    conn: Connection,
+    question: str,
+    read_whole: Callable[[str], bool] | None = None,
+    *,
+    repositories: Sequence[str] | None = None,
 ) -> Spelling:
     """`question` with each word the index does not know replaced by the indexed word one edit from it that
     the lexical lane's typo correction stands for (the one written most often in the docs, where several
     are). A word is left as typed when no such word exists, when it holds a digit, when it has fewer than
     `MIN_LETTERS` letters, when `read_whole` holds it or the word it inflects (by default: `model_words`), or
-    when it has a capital letter and does not open the question."""
+    when it has a capital letter and does not open the question. With `repositories`, only the words those
+    repositories use are candidates."""
     whole = read_whole if read_whole is not None else model_words().__contains__
     terms = list(dict.fromkeys(query_lexemes(conn, question)))
     known = lexical_document_frequencies(conn, terms)
-    corrections = typo_corrections(conn, question, terms, known)
+    scope = list(repositories) if repositories is not None else None
+    corrections = typo_corrections(conn, question, terms, known, scope)
     if not corrections:
         return Spelling(question)
     replacements: dict[str, str] = {}
     for correction in corrections.values():
         for word in correction.typed:
             if len(word) >= MIN_LETTERS and word.isalpha() and not _reads_whole(word, whole):
-                meant = _meant(conn, word, correction.lexeme, correction.words)
+                meant = _meant(conn, word, correction.lexeme, correction.words, scope)
                 if meant is not None:
                     replacements[word] = meant
     return _replaced(question, replacements)
 
 
-def _meant(conn: Connection, word: str, lexeme: str, candidates: Sequence[str]) -> str | None:
+def _meant(
+    conn: Connection, word: str, lexeme: str, candidates: Sequence[str], repositories: list[str] | None
+) -> str | None:
     """The candidate one edit from `word` that the docs write most often (then the longest)."""
     near = edit_distance_one(word)
     found = [c for c in candidates if c in near and c.isalnum()]  # alphanumeric: safe inside the regex
     if len(found) < 2:
         return found[0] if found else None
     query = "'" + lexeme.replace("'", "''") + "'"
-    used = {str(r[0]): int(r[1]) for r in conn.execute(_SURFACE_SQL, {"lexeme": query, "words": found})}
+    params = {"lexeme": query, "words": found, "repositories": repositories}
+    used = {str(r[0]): int(r[1]) for r in conn.execute(_SURFACE_SQL, params)}
     return max(found, key=lambda c: (used.get(c, 0), len(c), c))
 
 

@@ -24,6 +24,7 @@ from engine.search._bm25 import (
     LexicalHit,
     bm25_search_terms,
     indexed_lexemes_of,
+    lexemes_in_repositories,
     lexical_document_frequencies,
     query_lexemes,
     terms_with_prefix,
@@ -123,7 +124,11 @@ class Correction:
 
 
 def typo_corrections(
-    conn: Connection, query: str, terms: Sequence[str], known: dict[str, int]
+    conn: Connection,
+    query: str,
+    terms: Sequence[str],
+    known: dict[str, int],
+    repositories: Sequence[str] | None = None,
 ) -> dict[str, Correction]:
     """Each unknown lexeme of `terms` that can be corrected, with its most frequent neighbour in the
     index's vocabulary. A neighbour is one edit from the lexeme, or the lexeme of a word one edit from the
@@ -133,7 +138,10 @@ def typo_corrections(
     Only the first `_MAX_CORRECTED` unknown lexemes of at most `_MAX_TYPO` letters are corrected, in two
     queries for all of them: a question of many unknown or very long words is no typo, and each word's
     variants grow with its length. A number, or a name with digits, is never corrected: "1800" is one edit
-    from "100" and means another thing."""
+    from "100" and means another thing.
+
+    With `repositories`, a neighbour is a lexeme some sentence of those repositories holds: a caller scoped
+    to them is never shown, as a correction, a word that only another repository uses."""
     readable = (t for t in terms if t not in known and 3 <= len(t) <= _MAX_TYPO and t.isalpha())
     unknown = list(dict.fromkeys(islice(readable, _MAX_CORRECTED)))
     if not unknown:
@@ -148,6 +156,9 @@ def typo_corrections(
         neighbours = {v: frequencies[v] for v in near_lexemes[term] if v in frequencies}
         neighbours.update(stemmed[w] for w in near_words[term] if w in stemmed)
         neighbours.pop(term, None)
+        if repositories is not None and neighbours:
+            in_scope = lexemes_in_repositories(conn, sorted(neighbours), repositories)
+            neighbours = {v: n for v, n in neighbours.items() if v in in_scope}
         if neighbours:
             best = max(neighbours.items(), key=lambda item: (item[1], item[0]))[0]
             words = sorted(w for w in near_words[term] if w in stemmed and stemmed[w][0] == best)
@@ -156,11 +167,15 @@ def typo_corrections(
 
 
 def _typo_terms(
-    conn: Connection, query: str, terms: Sequence[str], known: dict[str, int]
+    conn: Connection,
+    query: str,
+    terms: Sequence[str],
+    known: dict[str, int],
+    repositories: Sequence[str] | None,
 ) -> tuple[list[str], dict[str, str]]:
     """`terms` with each correctable unknown lexeme replaced (`typo_corrections`), and the corrections
     made; the others stay as they are, and the prefix stage may still widen them."""
-    corrections = typo_corrections(conn, query, terms, known)
+    corrections = typo_corrections(conn, query, terms, known, repositories)
     corrected = [corrections[t].lexeme if t in corrections else t for t in terms]
     return corrected, {t: c.lexeme for t, c in corrections.items()}
 
@@ -207,7 +222,7 @@ def staged_lexical_search(
     stages = [[StagedHit(h, LexicalStage.EXACT) for h in exact]]
     unknown = sum(1 for t in terms if t not in known)
     if not _confident(exact, len(terms), unknown):
-        typo_terms, result.corrections = _typo_terms(conn, query, terms, known)
+        typo_terms, result.corrections = _typo_terms(conn, query, terms, known, repositories)
         if result.corrections:
             typo = search(typo_terms)
             result.stages_run.append(LexicalStage.TYPO)
