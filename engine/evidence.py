@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from engine.contexts import SentenceContext, fetch_contexts, leans_on
+from engine.contexts import SentenceContext, fetch_contexts, leans_on, previous_text
 from engine.crossencoders import RelevanceModel
 from engine.search import Hit, headed_text, load_hits
 from indexer.database import Connection
@@ -161,10 +161,13 @@ class EvidencePool:
         return _rate_into(rated, query, model, hits, self.headed)
 
     def headed(self, hit: Hit) -> str:
-        """What the cross-encoders read: the sentence under its heading path (`Hit.headed_text`), and under
-        the question line it answers too, when it answers one (`read_under`)."""
+        """What the cross-encoders read: the sentence under its heading path (`headed_text`), and under the
+        question line it answers too, when it answers one (`read_under`), after the sentence before it when
+        it depends on that one (`leans_on`): "It just works!" is judged as what "it" is said to do."""
         asked = self.asked_by.get(hit.sentence_id)
-        return headed_text((*hit.heading_path, asked), hit.text) if asked else hit.headed_text
+        before = previous_text(hit, self.contexts.get(hit.sentence_id))
+        text = f"{before[:_OWN_CHARS]} {hit.text}" if before else hit.text
+        return headed_text((*hit.heading_path, asked) if asked else hit.heading_path, text)
 
     def read_under(self, question: Hit) -> list[Hit]:
         """Read the units a question line introduces (`answer_block`) under it from now on, as under a
