@@ -22,6 +22,7 @@ from indexer.embedding_context import is_dependent, is_fragment
 __all__ = [
     "INTRODUCED_MOST",
     "SentenceContext",
+    "asks",
     "cite_companions",
     "fetch_contexts",
     "introduces",
@@ -84,6 +85,15 @@ def fetch_contexts(conn: Connection, ids: Sequence[int]) -> dict[int, SentenceCo
 
 def _id(value: object) -> int | None:
     return None if value is None else int(str(value))
+
+
+_ASKS = re.compile(r"\?[\s*_]*$")
+
+
+def asks(hit: Hit) -> bool:
+    """Whether a sentence asks ("Can I add a designated timestamp to an existing table?"): in a FAQ it is
+    the reader's question, and states nothing."""
+    return hit.kind == "sentence" and _ASKS.search(hit.text) is not None
 
 
 _LEAD_IN = re.compile(r"(?:\bas follows|\blike (?:this|so)|\bthe following)[.!]?$", re.IGNORECASE)
@@ -169,7 +179,8 @@ def cite_companions(
     """A source that cannot be read alone is cited with what it leans on, right after it, each with its own
     line range: "To reload the configuration, send this request:" with the request that follows (a lead-in
     with every item of the tight list it introduces), "This is also disabled by default." with the sentence
-    that says what "this" is."""
+    that says what "this" is. A question line is never cited (`asks`): it states nothing, and a FAQ's
+    answer is read under it (`EvidencePool.read_under`)."""
     wanted: dict[int, list[int]] = {
         source.sentence_id: [companion]
         for clause in clauses
@@ -190,7 +201,7 @@ def cite_companions(
             sources.append(source)
             for companion in wanted.get(source.sentence_id, []):
                 neighbour = found.get(companion)
-                if neighbour is not None and neighbour.sentence_id not in cited:
+                if neighbour is not None and neighbour.sentence_id not in cited and not asks(neighbour):
                     sources.append(neighbour)
                     cited.add(neighbour.sentence_id)
         clause.sources = sources

@@ -15,8 +15,8 @@ no verified clause.
 A passage that depends on the sentence before it ("It just works!", "Then we need to examine it.": the
 notion the embedding queue reads, `engine.contexts.leans_on`) is listed with that sentence as its `context`
 (`with_context`). A fragment, under `FRAGMENT_WORDS` content words, always depends on the unit before it;
-the first of a section is shown under its heading ("Specify server port." under "server.port"), and one with
-neither is not listed at all: shown alone, it is noise.
+the first of a section is shown under its heading ("Specify server port." under "server.port"), and any
+other (a short lead-in: "There are a few:") is not listed at all: shown alone, it is noise.
 """
 
 from __future__ import annotations
@@ -107,8 +107,9 @@ def _rating(pool: EvidencePool, question: str, sentence_id: int) -> float:
 
 def with_context(conn: Connection, pool: EvidencePool, passages: Sequence[NearPassage]) -> list[NearPassage]:
     """`passages` in their order, each that depends on the unit before it (`previous_text`) with that unit as
-    its `context`, less every fragment (`is_fragment`) with neither that unit nor a heading (which every
-    passage shows): no passage under `FRAGMENT_WORDS` content words is listed without what comes before it."""
+    its `context`, less every fragment (`is_fragment`) without it: no passage under `FRAGMENT_WORDS` content
+    words is listed without what comes before it, a heading for the first of a section (every passage shows
+    its heading). A fragment within a section that introduces what follows ("There are a few:") is dropped."""
     missing = [p.hit.sentence_id for p in passages if p.hit.sentence_id not in pool.contexts]
     pool.contexts.update(fetch_contexts(conn, missing))
     wanted = {
@@ -118,12 +119,14 @@ def with_context(conn: Connection, pool: EvidencePool, passages: Sequence[NearPa
         and context.previous_id is not None
         and previous_text(p.hit, context) is not None
     }
-    loaded = {h.sentence_id: h for h in load_hits(conn, [i for i in wanted.values() if i is not None])}
+    loaded = {h.sentence_id: h for h in load_hits(conn, list(wanted.values()))}
     listed: list[NearPassage] = []
     for passage in passages:
         before = loaded.get(wanted.get(passage.hit.sentence_id, -1))
+        context = pool.contexts.get(passage.hit.sentence_id)
+        under_heading = bool(passage.hit.heading_path) and context is not None and context.previous_id is None
         if before is not None:
             listed.append(replace(passage, context=before))
-        elif passage.hit.heading_path or not is_fragment(passage.hit.text):
+        elif under_heading or not is_fragment(passage.hit.text):
             listed.append(passage)
     return listed

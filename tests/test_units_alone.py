@@ -43,7 +43,11 @@ ALONE = "The admin endpoint listens on port 2019 of the loopback interface."
 @pytest.fixture
 def indexed(conn: Connection, repo_dir: Path) -> Connection:
     (repo_dir / "https.md").write_text(HTTPS)
-    (repo_dir / "notes.md").write_text("Yes indeed.\n\nThe notes page holds nothing about certificates.\n")
+    (repo_dir / "faq.md").write_text("# FAQ\n\n**Can I delete a single row?**\n\nNo.\n")
+    (repo_dir / "notes.md").write_text(
+        "Yes indeed.\n\nThe notes page holds nothing about certificates. There are a few:\n\n"
+        "- The first certificate store is the disk of the server.\n"
+    )
     reconcile_repository(conn, Repository("docs", repo_dir))
     return conn
 
@@ -91,6 +95,18 @@ def test_a_sentence_that_stands_alone_is_cited_alone(indexed: Connection) -> Non
     assert [s.text for s in clause.sources] == [ALONE]
 
 
+def test_a_short_answer_to_a_question_line_is_cited_without_the_question_but_listed_after_it(
+    indexed: Connection,
+) -> None:
+    (hit,) = _hits(indexed, "faq.md", "No.")
+    clause = AnswerClause("No.", [hit], 0.9, ReferenceNeed.SINGLE, Verification(composite=0.9))
+    cite_companions(indexed, fetch_contexts(indexed, [hit.sentence_id]), [clause])
+    assert [s.text for s in clause.sources] == ["No."], "a question states nothing and is never cited"
+    near = NearPassage(hit, "no clause was drawn from it")
+    (listed,) = with_context(indexed, _pool(indexed, [hit]), [near])
+    assert listed.context is not None and listed.context.text == "Can I delete a single row?"
+
+
 def test_the_verifiers_models_judge_a_dependent_sentence_with_the_sentence_before_it(
     indexed: Connection,
 ) -> None:
@@ -107,12 +123,12 @@ def test_the_verifiers_models_judge_a_dependent_sentence_with_the_sentence_befor
 
 def test_a_closest_passage_that_depends_is_listed_with_what_it_depends_on(indexed: Connection) -> None:
     dependent, alone = _hits(indexed, "https.md", "Then we need to examine it.", ALONE)
-    (orphan,) = _hits(indexed, "notes.md", "Yes indeed.")
-    assert is_fragment(orphan.text) and not orphan.heading_path
-    passages = [NearPassage(h, "no clause was drawn from it") for h in (dependent, orphan, alone)]
+    orphan, lead_in = _hits(indexed, "notes.md", "Yes indeed.", "There are a few:")
+    assert is_fragment(orphan.text) and not orphan.heading_path and is_fragment(lead_in.text)
+    passages = [NearPassage(h, "no clause was drawn from it") for h in (dependent, orphan, alone, lead_in)]
     listed = with_context(indexed, _pool(indexed, [dependent, alone, orphan]), passages)
     assert [p.hit.text for p in listed] == [dependent.text, ALONE], (
-        "a fragment with nothing before it is dropped"
+        "a fragment with nothing before it, or that only introduces what follows, is dropped"
     )
     assert listed[0].context is not None and listed[0].context.text == BEFORE_EXAMINE
     assert listed[0].context.line_start == dependent.line_start, "the sentence before it, on its line"
