@@ -104,6 +104,8 @@ class NearPassageOut(SentenceOut, kw_only=True):
     rating: float = 0.0
     link: str | None = None
     """The passage's lines on the repository's forge at its indexed commit; null when no forge is known."""
+    context: SentenceOut | None = None
+    """The unit before it that it cannot be read without, shown with it; null when it stands alone."""
 
 
 class AnswerOut(msgspec.Struct):

@@ -33,7 +33,8 @@ __all__ = [
 def render_answer(result: dict[str, Any]) -> str:
     """An answer's JSON shape (`engine.answers`) for a person: status, its warnings, how the question was read
     when it was respelt, the reason, each clause with its sources, each source's place and text (a code
-    block line by line), and, for an answer with none, the closest passages, set apart as not verified."""
+    block line by line), and, for an answer with none, the closest passages, set apart as not verified, each
+    after the sentence it depends on (`context`)."""
     lines = [f"{result['status']} ({result['route']} path, {len(result['trace'])} round(s))"]
     lines += [f"  {note}" for note in result.get("notes", []) if note.startswith(WARNING)]
     if result.get("read_as"):
@@ -50,6 +51,8 @@ def render_answer(result: dict[str, Any]) -> str:
         lines.append("closest passages (not verified, not an answer):")
     for number, near in enumerate(nearest[:NEAREST], 1):
         lines.append(f"  {number}. {_where(near)}")
+        if near.get("context"):  # what it depends on, before it
+            lines.append(f"     after line {line_range(near['context'])}: {near['context']['text']}")
         lines.append(f"     {near['text']}")
         lines.append(f"     not used: {refusal(near)}")
     if len(nearest) > NEAREST:

@@ -17,14 +17,17 @@ import numpy.typing as npt
 from engine.answers import AnswerClause
 from engine.search import Hit, load_hits
 from indexer.database import Connection
+from indexer.embedding_context import is_dependent, is_fragment
 
 __all__ = [
     "INTRODUCED_MOST",
     "SentenceContext",
+    "asks",
     "cite_companions",
     "fetch_contexts",
     "introduces",
     "leans_on",
+    "previous_text",
 ]
 
 _CONTEXT_SQL = """
@@ -84,11 +87,13 @@ def _id(value: object) -> int | None:
     return None if value is None else int(str(value))
 
 
-_POINTS_BACK = frozenset({"this", "these", "those", "that", "such", "here"})
-"""Opening words by which a sentence leans on the statement before it ("This is also disabled by default.").
-A personal pronoun ("It was founded in 1901.") is left out: it names the section's subject, which the
-heading path cited with every source already gives, and the sentence before is then seldom part of the
-answer."""
+_ASKS = re.compile(r"\?[\s*_]*$")
+
+
+def asks(hit: Hit) -> bool:
+    """Whether a sentence asks ("Can I add a designated timestamp to an existing table?"): in a FAQ it is
+    the reader's question, and states nothing."""
+    return hit.kind == "sentence" and _ASKS.search(hit.text) is not None
 
 
 _LEAD_IN = re.compile(r"(?:\bas follows|\blike (?:this|so)|\bthe following)[.!]?$", re.IGNORECASE)
@@ -107,17 +112,27 @@ def introduces(text: str) -> bool:
 
 def leans_on(hit: Hit, context: SentenceContext | None) -> int | None:
     """The id of the neighbour `hit` cannot be read without, if any: the unit after a sentence that
-    introduces what follows (`introduces`: a list or a code block), the sentence before a code block or
-    before a sentence that opens with a pointing word. A neighbour across a heading is never taken: a
-    section starts afresh."""
+    introduces what follows (`introduces`: a list or a code block); the unit before a code block, before a
+    sentence that depends on it (`indexer.embedding_context.is_dependent`, the notion the embedding queue
+    reads: "It just works!", "Then we need to examine it.", "These are still served over HTTPS.") and
+    before a fragment (`is_fragment`). A neighbour across a heading is never taken: a section starts
+    afresh."""
     if context is None:
         return None
     if context.kind == "code":
         return context.previous_id  # a code block is read with the sentence that introduces it
     if introduces(hit.text):
         return context.next_id
-    first = hit.text.lstrip().split(" ", 1)[0].strip(",.;:").lower()
-    return context.previous_id if first in _POINTS_BACK else None
+    if is_dependent(hit.text, context.previous) or is_fragment(hit.text):
+        return context.previous_id
+    return None
+
+
+def previous_text(hit: Hit, context: SentenceContext | None) -> str | None:
+    """The text of the unit before `hit` when `hit` is read with it (`leans_on`), else None."""
+    if context is None or context.previous_id is None or leans_on(hit, context) != context.previous_id:
+        return None
+    return context.previous
 
 
 def _unit(values: list[float]) -> npt.NDArray[np.float32]:
@@ -164,7 +179,8 @@ def cite_companions(
     """A source that cannot be read alone is cited with what it leans on, right after it, each with its own
     line range: "To reload the configuration, send this request:" with the request that follows (a lead-in
     with every item of the tight list it introduces), "This is also disabled by default." with the sentence
-    that says what "this" is."""
+    that says what "this" is. A question line is never cited (`asks`): it states nothing, and a FAQ's
+    answer is read under it (`EvidencePool.read_under`)."""
     wanted: dict[int, list[int]] = {
         source.sentence_id: [companion]
         for clause in clauses
@@ -185,7 +201,7 @@ def cite_companions(
             sources.append(source)
             for companion in wanted.get(source.sentence_id, []):
                 neighbour = found.get(companion)
-                if neighbour is not None and neighbour.sentence_id not in cited:
+                if neighbour is not None and neighbour.sentence_id not in cited and not asks(neighbour):
                     sources.append(neighbour)
                     cited.add(neighbour.sentence_id)
         clause.sources = sources

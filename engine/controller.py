@@ -26,7 +26,7 @@ from engine.contexts import fetch_contexts
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMPlanner
-from engine.nearest import closest
+from engine.nearest import closest, with_context
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
 from engine.rounds import RewriteFn, Rounds
@@ -249,7 +249,9 @@ class AnswerEngine:
         else:
             result.reason = "no clause could be verified against the indexed sources"
             floor = config.verify.min_relevance
-            result.nearest = closest(result.nearest, pool, asked, first, self._relevance, floor)
+            nearest = closest(result.nearest, pool, asked, first, self._relevance, floor)
+            with self._connect() as conn:
+                result.nearest = with_context(conn, pool, nearest)
         return result
 
 

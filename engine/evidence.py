@@ -8,14 +8,13 @@ compares embeddings; all three are fetched once per sentence and shared by every
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.contexts import SentenceContext, fetch_contexts, leans_on
+from engine.contexts import SentenceContext, asks, fetch_contexts, leans_on, previous_text
 from engine.crossencoders import RelevanceModel
 from engine.search import Hit, headed_text, load_hits
 from indexer.database import Connection
@@ -32,7 +31,6 @@ WHERE s.id = %s AND u.ordinal >= CASE WHEN %s THEN s.ordinal ELSE 0 END
 ORDER BY u.ordinal
 LIMIT %s
 """
-_ASKS = re.compile(r"\?[\s*_]*$")
 
 
 def _rate_into(
@@ -161,10 +159,14 @@ class EvidencePool:
         return _rate_into(rated, query, model, hits, self.headed)
 
     def headed(self, hit: Hit) -> str:
-        """What the cross-encoders read: the sentence under its heading path (`Hit.headed_text`), and under
-        the question line it answers too, when it answers one (`read_under`)."""
+        """What the cross-encoders read: the sentence under its heading path (`headed_text`), and under the
+        question line it answers too, when it answers one (`read_under`), after the sentence before it when
+        it depends on that one (`leans_on`): "It just works!" is judged as what "it" is said to do. A code
+        block is read alone: its lead-in is the clause that cites it."""
         asked = self.asked_by.get(hit.sentence_id)
-        return headed_text((*hit.heading_path, asked), hit.text) if asked else hit.headed_text
+        before = None if hit.kind == "code" else previous_text(hit, self.contexts.get(hit.sentence_id))
+        text = f"{before[:_OWN_CHARS]} {hit.text}" if before else hit.text
+        return headed_text((*hit.heading_path, asked) if asked else hit.heading_path, text)
 
     def read_under(self, question: Hit) -> list[Hit]:
         """Read the units a question line introduces (`answer_block`) under it from now on, as under a
@@ -237,7 +239,7 @@ class EvidencePool:
         """A sentence that asks ("Can I add a designated timestamp to an existing table?") states nothing
         either: in a FAQ it is the reader's question, and the answer is what follows it. A question rates
         high against itself, so without this it would be cited as its own answer."""
-        return hit.kind == "sentence" and _ASKS.search(hit.text) is not None
+        return asks(hit)
 
     def answer_block(self, question: Hit) -> list[Hit]:
         """The held units that follow `question` in its section, in document order, up to the next question:

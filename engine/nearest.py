@@ -11,6 +11,12 @@ retrieval leads because later rounds search subqueries that reach further from t
 the planner drew no clause from says so, with its rating against the relevance floor. Headings and questions
 state nothing and are left out. The list is never an answer: the controller sets it only on an answer with
 no verified clause.
+
+A passage that depends on the sentence before it ("It just works!", "Then we need to examine it.": the
+notion the embedding queue reads, `engine.contexts.leans_on`) is listed with that sentence as its `context`
+(`with_context`). A fragment, under `FRAGMENT_WORDS` content words, always depends on the unit before it;
+the first of a section is shown under its heading ("Specify server port." under "server.port"), and any
+other (a short lead-in: "There are a few:") is not listed at all: shown alone, it is noise.
 """
 
 from __future__ import annotations
@@ -18,13 +24,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from engine.contexts import fetch_contexts, previous_text
 from engine.crossencoders import RelevanceModel
 from engine.evidence import EvidencePool
 from engine.passages import NEAREST, NearPassage
-from engine.search import Hit
+from engine.search import Hit, load_hits
 from engine.verdicts import Verdict
+from indexer.database import Connection
+from indexer.embedding_context import FRAGMENT_WORDS, is_fragment
 
-__all__ = ["NEAREST", "closest", "refused_passage"]
+__all__ = ["FRAGMENT_WORDS", "NEAREST", "closest", "refused_passage", "with_context"]
 
 _UNDRAWN = "no clause was drawn from it"
 
@@ -94,3 +103,30 @@ def _rating(pool: EvidencePool, question: str, sentence_id: int) -> float:
     rated = pool.ratings.get(question, {}).get(sentence_id, 0.0)
     own = pool.own_ratings.get(question, {}).get(sentence_id, 0.0)
     return max(rated, own)
+
+
+def with_context(conn: Connection, pool: EvidencePool, passages: Sequence[NearPassage]) -> list[NearPassage]:
+    """`passages` in their order, each that depends on the unit before it (`previous_text`) with that unit as
+    its `context`, less every fragment (`is_fragment`) without it: no passage under `FRAGMENT_WORDS` content
+    words is listed without what comes before it, a heading for the first of a section (every passage shows
+    its heading). A fragment within a section that introduces what follows ("There are a few:") is dropped."""
+    missing = [p.hit.sentence_id for p in passages if p.hit.sentence_id not in pool.contexts]
+    pool.contexts.update(fetch_contexts(conn, missing))
+    wanted = {
+        p.hit.sentence_id: context.previous_id
+        for p in passages
+        if (context := pool.contexts.get(p.hit.sentence_id)) is not None
+        and context.previous_id is not None
+        and previous_text(p.hit, context) is not None
+    }
+    loaded = {h.sentence_id: h for h in load_hits(conn, list(wanted.values()))}
+    listed: list[NearPassage] = []
+    for passage in passages:
+        before = loaded.get(wanted.get(passage.hit.sentence_id, -1))
+        context = pool.contexts.get(passage.hit.sentence_id)
+        under_heading = bool(passage.hit.heading_path) and context is not None and context.previous_id is None
+        if before is not None:
+            listed.append(replace(passage, context=before))
+        elif under_heading or not is_fragment(passage.hit.text):
+            listed.append(passage)
+    return listed

@@ -9,13 +9,15 @@ and an answer with any verified clause carries none. Its JSON shape (`NearPassag
     {"sentence_id": 42, "document_id": 7, "repository": "docs", "path": "a.md", "heading": "A > B",
      "line_start": 3, "line_end": 3, "text": "...", "embedded": true, "git_commit": "abc123",
      "kind": "sentence", "stage": "relevance", "measure": "answer_check", "score": 0.09, "threshold": 0.1,
-     "reason": "the answer check reads its sources as a near miss (0.09)", "rating": 0.41}
+     "reason": "the answer check reads its sources as a near miss (0.09)", "rating": 0.41, "context": null}
 
 `stage` is the verification stage that refused a clause drawn from it (`engine.kinds.Stage`), or null when
 the planner proposed none from it; `measure` names the score (`entailment`, `coverage`, `contradiction`,
 `relevance`, `answer_check`, `composite`) and `threshold` the value it had to reach (for `contradiction`,
 stay below); both null when no score applies. `rating` is how well the relevance model reads it as
 answering the question (0 to 1; the retrieval's order when no model rated it), which orders the list.
+`context` is the unit it cannot be read without, the one before it in its section ("It just works!" after
+what "it" is), as a source is (`source_dict`), or null when it stands alone.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class NearPassage:
     threshold: float | None = None
     rating: float = 0.0
     """How well it reads as answering the question (the relevance model's rating, 0 to 1)."""
+    context: Hit | None = None
+    """The unit before it that it depends on (`engine.contexts.leans_on`), shown with it; None if none."""
 
     def to_dict(self) -> dict[str, Any]:
         """The documented shape: the sentence as a source is, and the refusal."""
@@ -94,6 +98,7 @@ class NearPassage:
             "threshold": self.threshold,
             "reason": self.reason,
             "rating": round(self.rating, 4),
+            "context": None if self.context is None else source_dict(self.context),
         }
 
     @classmethod
@@ -108,4 +113,5 @@ class NearPassage:
             body.get("score"),
             body.get("threshold"),
             float(body.get("rating", 0.0)),
+            cited_hit(context) if (context := body.get("context")) else None,
         )

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from indexer.hashing import normalize_sentence
+from indexer.stopwords import STOPWORDS
 
 __all__ = [
     "NUMBER",
@@ -33,13 +34,6 @@ _ENTITY = re.compile(
 )
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 """A figure as written: "1901", "9,984", "2.5"."""
-STOPWORDS = frozenset(
-    """a an the of in on at to for by with from as is are was were be been being and or but not no nor so
-    what which who whom whose when where why how that this these those it its they them their there here
-    do does did has have had can could would should will shall may might must than then also into onto
-    about over under between both either neither same more less most least any all some such only very
-    one i you he she we his her our your my me him us name named called""".split()  # noqa: SIM905
-)
 
 
 def stem(word: str) -> str:

@@ -24,9 +24,15 @@ NEIGHBOURS = SentenceContext("The sentence before.", None, previous_id=6, next_i
         ("To reload the configuration, send this request:", 8),
         ("This is also disabled by default.", 6),
         ("These flags are experimental.", 6),
-        ("It lives in the target folder.", None),
+        ("It lives in the target folder.", 6),
+        ("It just works!", 6),
+        ("Then we need to examine it.", 6),
+        ("However, the flag is ignored on every Windows host.", 6),
+        ("Also reloads the rules when the file changes on disk.", 6),
+        ("Restart the server.", 6),
         ("The default scrape timeout is 10 seconds.", None),
-        ("Items in this list are sorted.", None),
+        ("Items in this list are sorted by date.", None),
+        ("Thereafter the scrape timeout applies to every target.", None),
     ],
 )
 def test_a_sentence_leans_on_the_unit_it_introduces_or_the_one_it_points_back_to(

@@ -53,6 +53,8 @@ FILES = {
     + "".join(f"The proxy number {n} is one proxy among those listed here.\n\n" for n in range(8)),
     "guide/reload.md": "# Reload\n\nTo reload the configuration, send this request:\n\n"
     "```sh\ncurl -X POST localhost:9090/-/reload\necho reloaded\n```\n",
+    "guide/local.md": "# Local sites\n\n"
+    "Caddy serves every local site over HTTPS with a certificate of its own. It just works!\n",
 }
 
 
@@ -128,6 +130,20 @@ def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_so
 
     near.first.locator(".source-link").click()  # a near passage opens in context, as a citation does
     expect(page.locator("#source-context p.hit")).to_be_visible()
+
+
+def test_a_closest_passage_that_leans_on_the_sentence_before_is_shown_after_it(page: Any) -> None:
+    page.fill("#question", "Does local HTTPS just work on any port?")
+    page.click("#ask")
+    expect(page.locator("#answer-meta")).to_contain_text("insufficient", **WAIT)
+    near = page.locator("#nearest-list li").filter(has_text="It just works!")
+    expect(near).to_have_count(1)
+    texts = near.locator(".near-text")
+    expect(texts).to_have_count(2)
+    before = "Caddy serves every local site over HTTPS with a certificate of its own."
+    expect(texts.first).to_have_text(before)
+    expect(texts.first).to_have_class(re.compile(r"\bnear-context\b"))
+    expect(texts.last).to_have_text("It just works!")
 
 
 def test_closest_passages_beyond_the_first_five_fold_under_a_summary(page: Any) -> None:

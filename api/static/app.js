@@ -136,7 +136,10 @@
     if (forge) where.append(" ", forge);
     const why = el("p", "Not used: " + plainRefusal(near), "near-why");
     why.title = refusal(near);
-    item.append(where, unitText(near, "near-text"), why);
+    item.append(where);
+    // A passage that depends on the unit before it ("It just works!") is shown after that unit.
+    if (near.context) item.append(unitText(near.context, "near-text near-context"));
+    item.append(unitText(near, "near-text"), why);
     return item;
   }
 
