@@ -72,9 +72,7 @@ def test_the_same_closest_section_joins_wordings_that_share_fewer_words() -> Non
     here = {"repository": "docs", "path": "net.md", "heading": "Ports"}
     a = Asked("Which port does it listen on?", "insufficient", _at(0), None, **here)
     b = Asked("Which port does the server take?", "insufficient", _at(1), None, **here)
-    elsewhere = Asked(
-        "Which port does the server take?", "insufficient", _at(2), None, "docs", "x.md"
-    )
+    elsewhere = Asked("Which port does the server take?", "insufficient", _at(2), None, "docs", "x.md")
     assert [g.count for g in group_gaps([a, b])] == [2]
     assert len(group_gaps([a, elsewhere])) == 2
 
