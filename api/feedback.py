@@ -13,6 +13,7 @@ from uuid import UUID
 
 import msgspec
 from litestar import Request, get, post
+from litestar.concurrency import sync_to_thread
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException, PermissionDeniedException, ValidationException
 from litestar.params import FromPath, FromQuery, JSONBody, KwargDefinition, QueryParameter
@@ -22,13 +23,14 @@ from api.auth import access_of
 from api.context import Services
 from api.contract import MAX_ID, NO_NUL, QueryName, problem_responses
 from engine.feedback import MAX_COMMENT_CHARS, MAX_FEEDBACK_SENTENCES, FeedbackError, give_feedback
-from engine.gaps import MAX_GAPS, find_gaps, parse_since
+from engine.gaps import MAX_GAPS, SINCE_PATTERN, find_gaps, parse_since
 from engine.inputs import InputError, optional_text
 
 __all__ = ["FEEDBACK_ROUTES", "FeedbackIn", "FeedbackOut", "GapOut", "GapsOut"]
 
 SentenceId = Annotated[int, KwargDefinition(ge=1, le=MAX_ID)]
 GapLimit = Annotated[int, QueryParameter(ge=1, le=MAX_GAPS)]
+Since = Annotated[str, QueryParameter(max_length=10, pattern=SINCE_PATTERN)]
 
 
 class FeedbackIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -58,22 +60,9 @@ class FeedbackOut(msgspec.Struct):
     rejected: list[int]
 
 
-@post(
-    "/v1/answers/{answer_id:uuid}/feedback",
-    sync_to_thread=True,
-    summary="Say whether a stored answer helped, and which sentences answer its question",
-    responses=problem_responses(400, 401, 403, 404, 413, 503),
-    status_code=201,
-)
-def feedback(
-    request: Request[Any, Any, Any],
-    answer_id: FromPath[UUID],
-    data: JSONBody[FeedbackIn],
-    services: NamedDependency[Services],
+def _give(
+    request: Request[Any, Any, Any], answer_id: UUID, data: FeedbackIn, services: Services
 ) -> FeedbackOut:
-    """Store the feedback; helpful feedback accepts the named sentences for the answer's question, feedback
-    that was not helpful keeps them (or, naming none, every cited one) from being served from memory for
-    it."""
     try:
         with services.connection() as conn:
             record = give_feedback(
@@ -92,6 +81,37 @@ def feedback(
         raise NotFoundException(str(exc)) from exc
     services.metrics.record_feedback(record.helpful)
     return msgspec.convert(record.as_dict(), FeedbackOut)
+
+
+def _integral(body: Any) -> Any:
+    """`body` with each sentence id written as an integral number (`42.0`, an integer to JSON Schema) read
+    as the integer it is; anything else is left for the strict reading to judge."""
+    if isinstance(body, dict) and isinstance(body.get("sentence_ids"), list):
+        ids = body["sentence_ids"]
+        body = {**body, "sentence_ids": [int(i) if type(i) is float and i.is_integer() else i for i in ids]}
+    return body
+
+
+@post(
+    "/v1/answers/{answer_id:uuid}/feedback",
+    summary="Say whether a stored answer helped, and which sentences answer its question",
+    responses=problem_responses(400, 401, 403, 404, 413, 503),
+    status_code=201,
+)
+async def feedback(
+    request: Request[Any, Any, Any],
+    answer_id: FromPath[UUID],
+    data: JSONBody[FeedbackIn],
+    services: NamedDependency[Services],
+) -> FeedbackOut:
+    """Store the feedback; helpful feedback accepts the named sentences for the answer's question, feedback
+    that was not helpful keeps them (or, naming none, every cited one) from being served from memory for
+    it. The body is read strictly: `"helpful": 0` or `"sentence_ids": ["1"]` is a 400, not a guess."""
+    try:
+        strict = msgspec.convert(_integral(await request.json()), FeedbackIn, strict=True)
+    except msgspec.ValidationError as exc:
+        raise ValidationException(str(exc)) from exc
+    return await sync_to_thread(_give, request, answer_id, strict, services)
 
 
 class GapOut(msgspec.Struct):
@@ -126,12 +146,12 @@ class GapsOut(msgspec.Struct):
 def gaps(
     request: Request[Any, Any, Any],
     services: NamedDependency[Services],
-    since: FromQuery[QueryName | None] = None,
+    since: FromQuery[Since | None] = None,
     repo: FromQuery[tuple[QueryName, ...]] = (),
     limit: GapLimit = 100,
 ) -> GapsOut:
     """Questions that ended insufficient or failed, answers marked not helpful and accepted answers gone
-    stale, grouped; `since` is a duration (`7d`, `12h`) or an ISO date, `repo` narrows to repositories."""
+    stale, grouped; `since` is a duration (`7d`, `12h`) or a date, `repo` narrows to repositories."""
     access = access_of(request)
     max_chars = services.settings.limits.max_query_chars
     try:

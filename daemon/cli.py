@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument("--local", action="store_true", help="record in this process, not a running server")
 
     gaps = sub.add_parser("gaps", help="what the docs failed to answer, different wordings grouped")
-    gaps.add_argument("--since", help="only askings this recent: 7d, 12h, 30m, 2w or an ISO date")
+    gaps.add_argument("--since", help="only askings this recent: 30m, 12h, 7d, 2w or a date YYYY-MM-DD")
     gaps.add_argument("--repo", action="append", help="only this repository (repeatable)")
     gaps.add_argument("--limit", type=int, default=100, help="the most groups listed (1-500, default 100)")
     gaps.add_argument("--json", action="store_true", help='print {"gaps": [...]} as JSON')

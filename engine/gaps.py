@@ -33,6 +33,7 @@ from indexer.gaps import failed_questions
 
 __all__ = [
     "MAX_GAPS",
+    "SINCE_PATTERN",
     "Asked",
     "Gap",
     "GapConfig",
@@ -45,7 +46,12 @@ __all__ = [
 ]
 
 MAX_GAPS = 500
-_SINCE = re.compile(r"^\s*(\d{1,6})\s*([mhdw])\s*$")
+SINCE_PATTERN = r"^([0-9]{1,4}[mhdw]|[1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])|)$"
+"""What `since` accepts: a duration back from now, a date, or nothing (no limit)."""
+_SINCE = re.compile(
+    r"(?P<amount>[0-9]{1,4})(?P<unit>[mhdw])"
+    r"|(?P<year>[1-9][0-9]{3})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12][0-9]|3[01])"
+)
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 
 
@@ -107,20 +113,19 @@ class Gap:
 
 
 def parse_since(text: str | None, now: datetime | None = None) -> datetime | None:
-    """`7d`, `12h`, `30m`, `2w` before `now`, or an ISO 8601 date or time (UTC when it names no zone); None
-    for none given. Anything else is an `InputError` saying what is accepted."""
+    """`30m`, `12h`, `7d` or `2w` (up to 4 digits) before `now`, or a date `YYYY-MM-DD` (UTC midnight; a day
+    past the month's end runs on into the next month); None for none given. Anything else is an
+    `InputError` saying what is accepted (`SINCE_PATTERN`, the API's schema, says the same)."""
     if text is None or not text.strip():
         return None
-    match = _SINCE.match(text)
-    try:
-        if match:
-            return (now or datetime.now(UTC)) - int(match[1]) * _UNITS[match[2]]
-        parsed = datetime.fromisoformat(text.strip())
-    except (ValueError, OverflowError):
-        raise InputError(
-            f"since: {text!r} is neither a duration (7d, 12h, 30m, 2w) nor an ISO date"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    value = text.strip()
+    match = _SINCE.fullmatch(value)
+    if match is None:
+        raise InputError(f"since: {text!r} is neither a duration (30m, 12h, 7d, 2w) nor a date (YYYY-MM-DD)")
+    if match["amount"] is not None:
+        return (now or datetime.now(UTC)) - int(match["amount"]) * _UNITS[match["unit"]]
+    first = datetime(int(match["year"]), int(match["month"]), 1, tzinfo=UTC)
+    return first + timedelta(days=int(match["day"]) - 1)
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:

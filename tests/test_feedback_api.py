@@ -122,7 +122,15 @@ def test_feedback_on_a_missing_answer_or_sentence_is_not_found(client: TestClien
 
 @pytest.mark.parametrize(
     "body",
-    [{}, {"helpful": "yes"}, {"helpful": True, "extra": 1}, {"helpful": True, "sentence_ids": "1"}],
+    [
+        {},
+        {"helpful": "yes"},
+        {"helpful": 0},
+        {"helpful": True, "extra": 1},
+        {"helpful": True, "sentence_ids": "1"},
+        {"helpful": True, "sentence_ids": ["1"]},
+        {"helpful": True, "sentence_ids": [1.5]},
+    ],
 )
 def test_a_malformed_body_is_a_clear_400(client: TestClient, body: dict[str, Any]) -> None:  # type: ignore[type-arg]
     answer = _ask(client)

@@ -81,9 +81,11 @@ def test_since_reads_durations_and_dates_and_refuses_anything_else() -> None:
     assert parse_since("7d", NOW) == NOW - timedelta(days=7)
     assert parse_since("12h", NOW) == NOW - timedelta(hours=12)
     assert parse_since("2026-10-01") == datetime(2026, 10, 1, tzinfo=UTC)
+    assert parse_since("2026-02-30") == datetime(2026, 3, 2, tzinfo=UTC)
     assert parse_since(None) is None and parse_since("  ") is None
-    with pytest.raises(InputError, match="since"):
-        parse_since("last week")
+    for bad in ("last week", "99999w", "2026-13-01", "0000-01-01", "7d and more"):
+        with pytest.raises(InputError, match="since"):
+            parse_since(bad)
 
 
 def _near(conn: Connection, text: str) -> NearPassage:
