@@ -83,13 +83,17 @@ def _dice(a: set[str], b: set[str]) -> float:
 class AcceptedAnswers:
     """`engine.memory.RememberedAnswers` over the `accepted_answers` table."""
 
-    __slots__ = ("_connect", "_embedder")
+    __slots__ = ("_connect", "_embedder", "_other_models_done")
 
     def __init__(
         self, connect: Callable[[], AbstractContextManager[Connection]], embedder: EmbeddingModel | None
     ) -> None:
         self._connect = connect
         self._embedder = embedder
+        self._other_models_done = False
+        """Whether this process has re-embedded the questions another model embedded (once is enough: every
+        process of a deployment runs the same model); after that, only new questions (NULL) are looked for,
+        through a partial index."""
 
     def remembered(
         self,
@@ -125,11 +129,16 @@ class AcceptedAnswers:
         """Embed the stored questions not yet embedded by this model, a batch per lookup."""
         assert self._embedder is not None
         name = self._embedder.name
-        rows = conn.execute(
-            "SELECT DISTINCT question FROM accepted_answers"
-            " WHERE NOT stale AND embedding_model IS DISTINCT FROM %s LIMIT %s",
-            (name, _EMBED_BATCH),
-        ).fetchall()
+        if self._other_models_done:
+            sql = "SELECT DISTINCT question FROM accepted_answers WHERE question_embedding IS NULL LIMIT %s"
+            rows = conn.execute(sql, (_EMBED_BATCH,)).fetchall()
+        else:
+            rows = conn.execute(
+                "SELECT DISTINCT question FROM accepted_answers"
+                " WHERE NOT stale AND embedding_model IS DISTINCT FROM %s LIMIT %s",
+                (name, _EMBED_BATCH),
+            ).fetchall()
+            self._other_models_done = len(rows) < _EMBED_BATCH
         if not rows:
             return
         questions = [r[0] for r in rows]

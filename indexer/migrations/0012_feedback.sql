@@ -56,6 +56,8 @@ CREATE TABLE accepted_answers (
 CREATE INDEX accepted_answers_live_idx ON accepted_answers (repository_id) WHERE helpful AND NOT stale;
 CREATE INDEX accepted_answers_question_idx ON accepted_answers (question_norm, sentence_id);
 CREATE INDEX accepted_answers_sentence_idx ON accepted_answers (sentence_id);
+-- The questions the engine has not embedded yet, found without reading the others.
+CREATE INDEX accepted_answers_unembedded_idx ON accepted_answers (id) WHERE question_embedding IS NULL;
 
 -- Feedback on an answer over several repositories goes with any one of them.
 CREATE FUNCTION citeline_repository_feedback_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
