@@ -20,6 +20,7 @@ from psycopg_pool import ConnectionPool
 from api.auth import PUBLIC, KeyGuard
 from api.context import Answering, PlannerHealth, Services
 from api.contract import ClosedStructs
+from api.feedback import FEEDBACK_ROUTES
 from api.history import HISTORY_ROUTES
 from api.metrics import ApiMetrics
 from api.ops import OPS_ROUTES
@@ -66,7 +67,7 @@ def create_app(
         pool.close()
 
     return Litestar(
-        route_handlers=[*ROUTES, *HISTORY_ROUTES, *OPS_ROUTES],
+        route_handlers=[*ROUTES, *HISTORY_ROUTES, *FEEDBACK_ROUTES, *OPS_ROUTES],
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},
         guards=[KeyGuard(settings.keys, settings.protect_probes)],
         exception_handlers=exception_handlers(),

@@ -2,7 +2,8 @@
 
 Each app gets its own registry (tests build many apps; the process-global one would reject duplicates).
 Index figures live in the database, written by the daemon, so they are read when Prometheus scrapes:
-backlog size and oldest age per repository as gauges (what the alert rules use), and ingest latency as a
+backlog size and oldest age per repository as gauges (what the alert rules use), the open gaps in the docs
+(`engine.gaps`, over every repository: a count, no question), and ingest latency as a
 real histogram fed by the samples written since the last scrape, each observed once, so its counters only
 grow as Prometheus expects. A scrape that cannot reach the database reports `citeline_database_up 0`.
 
@@ -27,6 +28,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from engine.answers import Answer
+from engine.gaps import open_gap_count
 from indexer.browse import ingest_samples_after
 from indexer.database import Connection
 from indexer.status import RepositoryStatus, repository_status
@@ -55,6 +57,7 @@ class _IndexCollector(Collector):
             with self._connect() as conn:
                 statuses = repository_status(conn)
                 self._observe_ingest(conn)
+                gaps = open_gap_count(conn)
         except (psycopg.Error, psycopg_pool.PoolTimeout):
             up.add_metric([], 0.0)
             yield up
@@ -64,6 +67,11 @@ class _IndexCollector(Collector):
         yield up
         yield from self._ingest.collect()
         yield from _status_gauges(statuses)
+        open_gaps = GaugeMetricFamily(
+            "citeline_open_gaps", "Groups of questions the docs did not answer (gaps)"
+        )
+        open_gaps.add_metric([], float(gaps))
+        yield open_gaps
 
     def _observe_ingest(self, conn: Connection) -> None:
         with self._lock:
@@ -129,7 +137,7 @@ class _ScopedView(Collector):
 class ApiMetrics:
     """The app's registry and the metrics its handlers and middleware record."""
 
-    __slots__ = ("_answers", "_clauses", "_latency", "_rejected", "registry")
+    __slots__ = ("_answers", "_clauses", "_feedback", "_latency", "_rejected", "registry")
 
     def __init__(self, connect: Callable[[], Any]) -> None:
         self.registry = CollectorRegistry()
@@ -153,6 +161,12 @@ class ApiMetrics:
             "citeline_clauses_rejected",
             "Candidate clauses rejected, by verification stage",
             ["stage"],
+            registry=self.registry,
+        )
+        self._feedback = Counter(
+            "citeline_feedback",
+            "Feedback given on answers, by kind (helpful, unhelpful)",
+            ["kind"],
             registry=self.registry,
         )
         ingest = Histogram(
@@ -181,6 +195,10 @@ class ApiMetrics:
         for round_trace in answer.trace:
             for rejected in round_trace.rejected:
                 self._rejected.labels(rejected.stage.value if rejected.stage else "other").inc()
+
+    def record_feedback(self, helpful: bool) -> None:
+        """Count one feedback by its kind."""
+        self._feedback.labels("helpful" if helpful else "unhelpful").inc()
 
     def middleware(self, app: ASGIApp) -> ASGIApp:
         """ASGI middleware timing every HTTP request under its route template (not its raw path)."""

@@ -23,6 +23,7 @@ __all__ = [
     "HealthOut",
     "NearPassageOut",
     "ReadyOut",
+    "RememberedOut",
     "RepositoryStatusOut",
     "SearchHitOut",
     "SearchOut",
@@ -78,6 +79,14 @@ class AnswerSourceOut(SentenceOut, kw_only=True):
     """The cited lines on the repository's forge at the cited commit; null when no forge is known."""
 
 
+class RememberedOut(msgspec.Struct):
+    """Where a remembered clause came from: the question the team accepted its sentence for."""
+
+    question: str
+    answer_id: str
+    accepted_at: str
+
+
 class AnswerClauseOut(msgspec.Struct):
     """One verified clause with its sources and the score of each verification stage."""
 
@@ -88,6 +97,10 @@ class AnswerClauseOut(msgspec.Struct):
     verification: dict[str, float] = msgspec.field(default_factory=dict)
     conflicts_with: list[int] = msgspec.field(default_factory=list)
     round: int = 1
+    remembered: RememberedOut | None = None
+    """For a sentence the team accepted for an earlier question: that question, its answer and when."""
+    chosen_by: str | None = None
+    """`team` for a clause proposed from what the team accepted (`remembered`); null otherwise."""
 
 
 class NearPassageOut(SentenceOut, kw_only=True):

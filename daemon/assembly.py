@@ -229,7 +229,8 @@ def build_engine(
 ) -> Engine:
     """Load the models and build the retriever and the answer engine over its pool (seconds); `engine`
     replaces the answer engine's defaults (benches compare settings with it). `compare_disk`: no watcher
-    keeps this process's index current, so answers warn of files changed on disk since indexed."""
+    keeps this process's index current, so answers warn of files changed on disk since indexed. The engine
+    offers again the sentences the team accepted (`indexer.remembered.AcceptedAnswers`, `engine.memory`)."""
     from engine.controller import AnswerEngine
     from engine.crossencoders import load_answer_check, load_entailment
     from engine.llm_planner import model_planner
@@ -247,6 +248,8 @@ def build_engine(
             partial(load_answer_check, precision=precision), models.answer_check, "models.answer_check"
         )
     )
+    from indexer.remembered import AcceptedAnswers
+
     retriever = Retriever(database, embedder, reranker, retrieval)
     planner = model_planner(models.llm) if models.llm is not None else None
     answers = AnswerEngine(
@@ -260,5 +263,6 @@ def build_engine(
         config=engine,
         answer_check=check,
         compare_disk=compare_disk,
+        memory=AcceptedAnswers(retriever.pool.connection, embedder),
     )
     return Engine(retriever, answers, planner)

@@ -26,6 +26,9 @@ _DESCRIPTION = (
     " it. The `--json` shapes are contracts that scripts outside the project drive; README.md documents them."
 )
 
+_LOOP = ("feedback", "gaps", "export-feedback")
+"""The docs team's loop (`daemon.loop`): no model, through a running server where one answers."""
+
 _ONE_LINE_ERRORS = (
     ("daemon.config", "ConfigError"),
     ("indexer.database", "DatabaseError"),
@@ -84,6 +87,32 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the answer as JSON")
     ask.add_argument("--local", action="store_true", help="answer in this process, not a running server")
 
+    feedback = sub.add_parser(
+        "feedback", help="say whether a stored answer helped, and which sentences answer it"
+    )
+    feedback.add_argument("answer_id")
+    verdict = feedback.add_mutually_exclusive_group(required=True)
+    verdict.add_argument("--helpful", dest="helpful", action="store_true", default=None)
+    verdict.add_argument("--unhelpful", dest="helpful", action="store_false")
+    feedback.add_argument(
+        "--sentence", type=int, action="append", metavar="ID", help="a sentence that answers it (repeatable)"
+    )
+    feedback.add_argument("--comment", help="a note for the docs team")
+    feedback.add_argument("--json", action="store_true", help="print the stored record as JSON")
+    feedback.add_argument("--local", action="store_true", help="record in this process, not a running server")
+
+    gaps = sub.add_parser("gaps", help="what the docs failed to answer, different wordings grouped")
+    gaps.add_argument("--since", help="only askings this recent: 30m, 12h, 7d, 2w or a date YYYY-MM-DD")
+    gaps.add_argument("--repo", action="append", help="only this repository (repeatable)")
+    gaps.add_argument("--limit", type=int, default=100, help="the most groups listed (1-500, default 100)")
+    gaps.add_argument("--json", action="store_true", help='print {"gaps": [...]} as JSON')
+    gaps.add_argument("--format", choices=["text", "csv", "markdown"], default="text", help="export format")
+    gaps.add_argument("--local", action="store_true", help="read in this process, not a running server")
+
+    export = sub.add_parser("export-feedback", help="write accepted and rejected sentences as JSON lines")
+    export.add_argument("--out", type=Path, required=True, help="the JSON lines file to write")
+    export.add_argument("--repo", action="append", help="only this repository (repeatable)")
+
     for name, text in (
         ("serve", "watch, embed and serve the HTTP API in one process"),
         ("api", "serve the HTTP API alone (a stateless replica)"),
@@ -136,6 +165,11 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if args.command in ("search", "ask"):
             return run_lookup(args)  # configures logging where it answers in this process
+        if args.command in _LOOP:
+            configure_logging()
+            from daemon.loop import run_loop
+
+            return run_loop(args)
         configure_logging()
         from daemon.commands import run_command  # the other commands' modules: not on a lookup's path
 

@@ -38,7 +38,7 @@ from engine.search import Filters, SearchMode
 if TYPE_CHECKING:
     from indexer.database import Database
 
-__all__ = ["run_lookup"]
+__all__ = ["run_lookup", "server_for", "token_for"]
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -48,7 +48,7 @@ def _filters(args: argparse.Namespace) -> Filters:
     return Filters(repositories, optional_text("path_prefix", args.path_prefix, MAX_QUERY_CHARS))
 
 
-def _token(config: Config) -> str | None:
+def token_for(config: Config) -> str | None:
     """A key for the local server: an unscoped one when any is configured (`[api] keys`, then
     `CITELINE_API_KEYS`), else the first."""
     entries = [e.strip() for e in (*config.api.keys, *os.environ.get("CITELINE_API_KEYS", "").split(","))]
@@ -58,8 +58,11 @@ def _token(config: Config) -> str | None:
     return chosen[0].partition(":")[0].strip() if chosen else None
 
 
-def _server(config: Config) -> ServerRecord | None:
-    return find_server(config.data_dir, database_digest(config.database_url, config.data_dir), _token(config))
+def server_for(config: Config) -> ServerRecord | None:
+    """The running server for this configuration's data dir and database, when one answers."""
+    return find_server(
+        config.data_dir, database_digest(config.database_url, config.data_dir), token_for(config)
+    )
 
 
 def _open_here(args: argparse.Namespace) -> tuple[Config, Database]:
@@ -93,7 +96,7 @@ def _search(
     if record is not None:
         try:
             hits = remote_search(
-                record, _token(config), query, args.k, args.lane, filters.repositories, filters.path_prefix
+                record, token_for(config), query, args.k, args.lane, filters.repositories, filters.path_prefix
             )
         except UnreachableError:
             pass
@@ -123,7 +126,7 @@ def _ask(
     if record is not None:
         try:
             result = remote_answer(
-                record, _token(config), question, args.budget, filters.repositories, filters.path_prefix
+                record, token_for(config), question, args.budget, filters.repositories, filters.path_prefix
             )
         except UnreachableError:
             pass
@@ -155,7 +158,7 @@ def run_lookup(args: argparse.Namespace) -> int:
         text = required_text(name, args.query if args.command == "search" else args.question, limit)
         filters = _filters(args)
         config = load_config(args.config)
-        record = None if args.local else _server(config)
+        record = None if args.local else server_for(config)
         if record is None and no_database(config):
             print(f"citeline {args.command}: {no_index_message(config)}", file=sys.stderr)
             return 2

@@ -17,9 +17,26 @@ from typing import Any
 
 from daemon.instance import ServerRecord
 
-__all__ = ["RefusedError", "UnreachableError", "remote_answer", "remote_search"]
+__all__ = [
+    "RefusedError",
+    "UnreachableError",
+    "remote_answer",
+    "remote_feedback",
+    "remote_gaps",
+    "remote_search",
+]
 
-_NULLABLE = ("fresh", "read_as", "state", "current_line_start", "current_line_end", "before", "after")
+_NULLABLE = (
+    "fresh",
+    "read_as",
+    "state",
+    "current_line_start",
+    "current_line_end",
+    "before",
+    "after",
+    "remembered",
+    "chosen_by",
+)
 """Keys the API's models carry as null where the engine's JSON leaves them out."""
 
 
@@ -109,3 +126,21 @@ def remote_search(
     body = _call(record, "/v1/search?" + urllib.parse.urlencode(params), token, None, timeout)
     hits: list[dict[str, Any]] = _pruned(body["hits"])
     return hits
+
+
+def remote_feedback(
+    record: ServerRecord, token: str | None, answer_id: str, body: dict[str, Any], timeout: float = 60.0
+) -> dict[str, Any]:
+    """`POST /v1/answers/{id}/feedback` on the server: the stored feedback record."""
+    path = f"/v1/answers/{urllib.parse.quote(answer_id, safe='')}/feedback"
+    result: dict[str, Any] = _call(record, path, token, body, timeout)
+    return result
+
+
+def remote_gaps(
+    record: ServerRecord, token: str | None, params: list[tuple[str, str]], timeout: float = 60.0
+) -> list[dict[str, Any]]:
+    """`GET /v1/gaps` on the server: the gap groups, most asked first."""
+    body = _call(record, "/v1/gaps?" + urllib.parse.urlencode(params), token, None, timeout)
+    gaps: list[dict[str, Any]] = body["gaps"]
+    return gaps

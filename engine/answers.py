@@ -10,7 +10,8 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
     {"id": "uuid or null", "question": "...", "status": "answer|insufficient|fail", "reason": null,
      "route": "fast|reason", "budget": "low|mid|high", "filters": {"repositories": [], "path_prefix": null},
      "clauses": [{"clause": "...", "confidence": 0.93, "need": "none|single|multi", "round": 1,
-                  "conflicts_with": [],
+                  "conflicts_with": [], "chosen_by": "team",
+                  "remembered": {"question": "...", "answer_id": "uuid", "accepted_at": "iso time"},
                   "verification": {"similarity": 1.0, "relevance": 0.7, "entailment": 1.0, "coverage": 1.0,
                                    "contradiction": 0.0, "composite": 0.93, "answer_check": 0.8},
                   "sources": [{"sentence_id": 42, "document_id": 7, "repository": "docs", "path": "a.md",
@@ -23,11 +24,12 @@ The JSON shape (`Answer.to_dict()`; stable, scripts depend on it)::
                 "planned_by": null, "timings_ms": {"retrieve": 12.0, "plan": 0.4, "verify": 30.1}}],
      "timings_ms": {"total": 60.2}, "cached": false}
 
-`"read_as"` is there only when the engine read a misspelt question as the index spells it
-(`engine.search.spell_question`): the text it read, beside the question as asked. `"nearest"` is there only
-on an answer with no verified clause: the 3 to 5 passages that came closest, each with why it was refused
-(`engine.passages.NearPassage`); they are not verified and never count as an answer. A note that begins
-with "warning: " says why the answer may be weak (`engine.caveats`).
+`"chosen_by"` and `"remembered"` are on a clause only when it is a sentence the team accepted for an earlier
+question (`engine.memory`). `"read_as"` is there only when the engine read a misspelt question as the index
+spells it (`engine.search.spell_question`): the text it read, beside the question as asked. `"nearest"` is
+there only on an answer with no verified clause: the 3 to 5 passages that came closest, each with why it was
+refused (`engine.passages.NearPassage`); they are not verified and never count as an answer. A note that
+begins with "warning: " says why the answer may be weak (`engine.caveats`).
 
 A stored answer loaded by `engine.store.load_answer` has the same shape with `"fresh"` and a `"state"`
 (`live`, `changed`, `deleted`) on every source (with `current_line_start`/`current_line_end` when it moved);
@@ -117,13 +119,19 @@ class AnswerClause:
     round: int = 1
     checks: list[SourceCheck] = field(default_factory=list)
     """For a stored answer: each source (in order) against the index now; empty for a computed one."""
+    remembered: dict[str, Any] | None = None
+    """For a sentence the team accepted for an earlier question (`engine.memory`): that question, its
+    answer's id and when it was accepted; None otherwise, and then left out of the JSON."""
+    chosen_by: str | None = None
+    """`team` for a clause proposed from what the team accepted; None (left out of the JSON) otherwise: the
+    round's trace says which planner chose it."""
 
     def to_dict(self) -> dict[str, Any]:
         """The documented clause shape."""
         sources = [source_dict(h) for h in self.sources]
         for source, check in zip(sources, self.checks, strict=False):
             source.update(check.to_dict())
-        return {
+        out = {
             "clause": self.clause,
             "sources": sources,
             "confidence": round(self.confidence, 4),
@@ -132,6 +140,11 @@ class AnswerClause:
             "conflicts_with": list(self.conflicts_with),
             "round": self.round,
         }
+        if self.remembered is not None:
+            out["remembered"] = dict(self.remembered)
+        if self.chosen_by is not None:
+            out["chosen_by"] = self.chosen_by
+        return out
 
     @classmethod
     def from_dict(cls, body: Mapping[str, Any]) -> AnswerClause:
@@ -144,6 +157,8 @@ class AnswerClause:
             Verification(**body.get("verification", {})),
             list(body.get("conflicts_with", [])),
             body.get("round", 1),
+            remembered=body.get("remembered"),
+            chosen_by=body.get("chosen_by"),
         )
 
 

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 from engine.answers import Budget
+from engine.memory import MemoryConfig
 from engine.routing import RoutingConfig
 from engine.verdicts import VerifyConfig
 
@@ -36,6 +37,8 @@ class EngineConfig:
     conflict_policy: ConflictPolicy = ConflictPolicy.BOTH
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    """When a sentence the team accepted for an earlier question is offered again (`engine.memory`)."""
     store: bool = True
     section_units: int = 8
     """How many units of the best-rated sentence's section a first round holds and reads on their own

@@ -26,6 +26,7 @@ from engine.contexts import fetch_contexts
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMPlanner
+from engine.memory import RememberedAnswers, add_remembered, recall
 from engine.nearest import closest, with_context
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
@@ -52,6 +53,7 @@ class AnswerEngine:
         "_database",
         "_embedder",
         "_entailment",
+        "_memory",
         "_planner",
         "_pool",
         "_relevance",
@@ -71,11 +73,13 @@ class AnswerEngine:
         pool: ConnectionPool[Connection] | None = None,
         answer_check: RelevanceModel | None = None,
         compare_disk: bool = False,
+        memory: RememberedAnswers | None = None,
     ) -> None:
         """`pool` (the retriever's, shared) serves the engine's own queries; without it each opens a
         connection of its own on `database`. `answer_check` is the verifier's second reading of a clause's
         sources (`VerifyConfig.min_answer_check`). `compare_disk` (set where no watcher keeps the index
-        current) warns of indexed files changed on disk since (`engine.caveats`)."""
+        current) warns of indexed files changed on disk since (`engine.caveats`). `memory` holds the
+        sentences the team accepted for earlier questions (`engine.memory`); None: none is offered."""
         self._database = database
         self._pool = pool
         self._retriever = retriever
@@ -86,6 +90,7 @@ class AnswerEngine:
         self._config = config or EngineConfig()
         self._check = answer_check
         self._compare_disk = compare_disk
+        self._memory = memory
 
     @property
     def answer_check(self) -> RelevanceModel | None:
@@ -227,12 +232,13 @@ class AnswerEngine:
         pool = EvidencePool(self._embedder, config.max_evidence)
         state = PlannerState(asked, decision.shape, pool, max_rounds=config.rounds_for(budget), started=begun)
         state.parts = question_parts(asked)
+        verifier = Verifier(self._entailment, self._relevance, config.verify.for_budget(budget), self._check)
         rounds = Rounds(
             self._connect,
             self._planner,
             self._relevance,
             config,
-            Verifier(self._entailment, self._relevance, config.verify.for_budget(budget), self._check),
+            verifier,
             lambda query, k: self._search(query, k, filters),
             None if isinstance(self._planner, ExtractivePlanner) else ExtractivePlanner(),
             rescue=isinstance(self._planner, LLMPlanner),
@@ -243,6 +249,8 @@ class AnswerEngine:
             rounds.fast(state, result, first, ms)
         else:
             rounds.loop(state, result, first, ms)
+        if self._memory is not None:
+            self._remembered(asked, result, pool, filters, verifier)
         if result.clauses:
             result.status = Status.ANSWER
             result.nearest = []
@@ -253,6 +261,15 @@ class AnswerEngine:
             with self._connect() as conn:
                 result.nearest = with_context(conn, pool, nearest)
         return result
+
+    def _remembered(
+        self, asked: str, result: Answer, pool: EvidencePool, filters: Filters, verifier: Verifier
+    ) -> None:
+        """Verify the sentences the team accepted for a question close to this one (`engine.memory`)."""
+        assert self._memory is not None
+        vector = pool.vectors([asked])[0].tolist() if self._embedder is not None else None
+        offered = recall(self._memory, asked, vector, filters, self._config.memory)
+        add_remembered(result, asked, offered, pool, verifier, self._connect, self._relevance, self._check)
 
 
 def _rewrite_of(planner: Planner) -> RewriteFn | None:

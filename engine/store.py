@@ -131,9 +131,12 @@ def find_answer(conn: Connection, question: str, filters: Mapping[str, Any]) -> 
     """The latest stored `answer`-status answer to exactly this question under the same filters, if any.
 
     Insufficient answers are never served again: they cite nothing, so no edit could ever mark them stale.
+    Nor is an answer stored before the latest feedback (`engine.feedback`): what the team accepted or
+    rejected since may change it.
     """
     row = conn.execute(
         "SELECT id FROM answers WHERE question = %s AND status = 'answer' AND body->'filters' = %s"
+        " AND created_at > coalesce((SELECT max(created_at) FROM feedback), '-infinity')"
         " ORDER BY created_at DESC LIMIT 1",
         (question, Jsonb(dict(filters))),
     ).fetchone()

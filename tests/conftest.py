@@ -21,8 +21,9 @@ from indexer.embedder import EmbeddingModel, load_embedding_model
 from tests.fake_chat import FakeChatServer
 
 _TABLES = (
-    "answer_sources, answer_clauses, answers, embedding_backlog, sentence_embeddings, ingest_samples,"
-    " sentences, documents, repositories, lexical_terms"
+    "feedback_sentences, accepted_answers, feedback, answer_sources, answer_clauses, answers,"
+    " embedding_backlog, sentence_embeddings, ingest_samples, sentences, documents, repositories,"
+    " lexical_terms"
 )
 
 

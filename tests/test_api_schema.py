@@ -89,6 +89,8 @@ def test_schema_lists_every_route(api_schema: OpenApiSchema, conn: Connection) -
         "/v1/answers",
         "/v1/history",
         "/v1/answers/{answer_id}",
+        "/v1/answers/{answer_id}/feedback",
+        "/v1/gaps",
         "/v1/search",
         "/v1/sentences/{sentence_id}",
         "/v1/documents",

@@ -22,7 +22,9 @@ __all__ = [
     "NliRow",
     "RelRow",
     "Source",
+    "feedback_row",
     "group_hash_split",
+    "load_feedback",
     "load_nli",
     "load_relevance",
     "norm_key",
@@ -101,11 +103,27 @@ def load_nli(path: Path) -> list[NliRow]:
     return rows
 
 
+def feedback_row(obj: dict[str, Any], source: str = "feedback") -> RelRow:
+    """One line of `citeline export-feedback` as a relevance row: the question asked in a user's words, the
+    sentence the team accepted (label 1) or rejected (label 0) for it, grouped by question."""
+    return RelRow(obj["question"], obj["sentence"], int(bool(obj["helpful"])), f"q:{obj['question']}", source)
+
+
+def load_feedback(path: Path) -> list[RelRow]:
+    """The relevance rows of a `citeline export-feedback` file (or a folder of them), in file order."""
+    return [feedback_row(obj, _rel_name(file)) for file in _files(path) for obj in read_jsonl(file)]
+
+
 def load_relevance(path: Path) -> list[RelRow]:
-    """Rows of a relevance file or folder; the group is the set's question id when it has one."""
+    """Rows of a relevance file or folder; the group is the set's question id when it has one. A line of
+    `citeline export-feedback` (it has `helpful`) is read by `feedback_row`, so any recipe that trains on a
+    relevance set can train on a team's own feedback."""
     rows = []
     for file in _files(path):
         for obj in read_jsonl(file):
+            if "helpful" in obj and "passage" not in obj:
+                rows.append(feedback_row(obj, _rel_name(file)))
+                continue
             qid = obj.get("qid", obj.get("qidx", obj.get("idx")))
             group = f"{file.name}:{qid}" if qid is not None else f"q:{obj['query']}"
             rows.append(RelRow(obj["query"], obj["passage"], int(obj["label"]), group, _rel_name(file)))

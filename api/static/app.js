@@ -262,8 +262,9 @@
     showError("");
     $("ask").disabled = true;
     try {
-      renderAnswer(await call("/v1/answers", { method: "POST", headers: headers(true), body: JSON.stringify(body) }));
-      for (const listener of listeners) listener();
+      const answer = await call("/v1/answers", { method: "POST", headers: headers(true), body: JSON.stringify(body) });
+      renderAnswer(answer);
+      for (const listener of listeners) listener(answer);
     } catch (error) {
       showError(error.message);
     } finally {
@@ -280,7 +281,7 @@
   }
 
   window.citeline = {
-    $, call, el, forgeLink, lines, showSource, askQuestion, clearSource,
+    $, call, el, forgeLink, headers, lines, showSource, askQuestion, clearSource,
     onAnswered: (listener) => listeners.push(listener),
   };
 

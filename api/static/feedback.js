@@ -1,0 +1,89 @@
+// The docs team's loop on the page: a helpful / not helpful pair on each answer, "this answers it" on each
+// cited source and closest passage, a short confirmation of what was recorded, and the Gaps panel (what the
+// docs did not answer, wordings grouped, most asked first). Built on app.js's helpers (`window.citeline`);
+// every value from the API is inserted with textContent, never as HTML.
+"use strict";
+
+(() => {
+  const { $, call, el } = window.citeline;
+
+  function confirm(text) {
+    $("feedback-status").textContent = text;
+  }
+
+  async function send(answerId, body) {
+    try {
+      const record = await call(`/v1/answers/${encodeURIComponent(answerId)}/feedback`, {
+        method: "POST",
+        headers: { ...window.citeline.headers(true) },
+        body: JSON.stringify(body),
+      });
+      const parts = [record.helpful ? "Recorded: helpful" : "Recorded: not helpful"];
+      if (record.accepted.length) parts.push(`accepted sentence ${record.accepted.join(", ")} for this question`);
+      if (record.rejected.length) parts.push(`will not serve sentence ${record.rejected.join(", ")} from memory for it`);
+      confirm(parts.join("; ") + ".");
+      loadGaps();
+    } catch (error) {
+      confirm(`Feedback not recorded: ${error.message}`);
+    }
+  }
+
+  function button(text, label, onClick) {
+    const b = el("button", text, "feedback-button");
+    b.type = "button";
+    if (label) b.setAttribute("aria-label", label);
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function renderFeedback(answer) {
+    const bar = $("feedback");
+    confirm("");
+    bar.hidden = !answer.id;
+    if (!answer.id) return;
+    $("feedback-helpful").onclick = () => send(answer.id, { helpful: true });
+    $("feedback-unhelpful").onclick = () => send(answer.id, { helpful: false });
+    // "this answers it" beside every cited source and closest passage that names a sentence
+    for (const link of document.querySelectorAll("#clauses .source-link, #nearest .source-link")) {
+      const id = Number(link.dataset.sentenceId);
+      if (!id) continue;
+      const holder = link.parentElement;
+      if (holder.querySelector(".answers-it")) continue;
+      const b = button("this answers it", `This passage answers the question: ${link.textContent}`, () =>
+        send(answer.id, { helpful: true, sentence_ids: [id] }));
+      b.classList.add("answers-it");
+      holder.append(" ", b);
+    }
+  }
+
+  function gapItem(gap) {
+    const item = el("li", null, "gap");
+    const kinds = Object.entries(gap.kinds).map(([k, n]) => `${k} ${n}`).join(", ");
+    item.append(el("span", `${gap.count}× `, "gap-count"), el("span", gap.question, "gap-question"));
+    item.append(el("div", `${kinds} · last ${gap.last_asked.slice(0, 16).replace("T", " ")}`, "meta"));
+    if (gap.closest) {
+      const where = `${gap.closest.repository || ""}/${gap.closest.path}` +
+        (gap.closest.heading ? ` · ${gap.closest.heading}` : "");
+      item.append(el("div", `closest: ${where}`, "meta"));
+    }
+    const others = gap.wordings.filter((w) => w !== gap.question);
+    if (others.length) item.append(el("div", `also asked: ${others.join(" · ")}`, "meta"));
+    return item;
+  }
+
+  async function loadGaps() {
+    try {
+      const body = await call("/v1/gaps?limit=20");
+      $("gaps-list").replaceChildren(...body.gaps.map(gapItem));
+      $("gaps-note").textContent = body.gaps.length
+        ? "What the docs did not answer, most asked first."
+        : "No gaps: every question asked was answered.";
+    } catch (error) {
+      $("gaps-note").textContent = `Gaps unavailable: ${error.message}`;
+    }
+  }
+
+  window.citeline.onAnswered(renderFeedback);
+  document.addEventListener("citeline:key", loadGaps);
+  document.addEventListener("DOMContentLoaded", loadGaps);
+})();

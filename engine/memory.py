@@ -1,0 +1,182 @@
+"""Answers the team has accepted: a sentence accepted for an earlier question, proposed again when a new
+question asks the same thing in other words, and verified like any other candidate.
+
+The engine asks a `RememberedAnswers` (implemented over the database by `indexer.remembered.AcceptedAnswers`,
+injected by `daemon.assembly`) for the pairs whose question is closest to the new one, within the answer's
+repositories and path prefix. A pair is offered when its question is at least `MemoryConfig.min_similarity`
+close (the embedder's cosine; without an embedder, `min_overlap` of the content-word keys), its sentence is
+live with the hash it had when accepted (the store marks the others stale and never returns them), and no
+close question had the same sentence rejected (unhelpful feedback).
+
+An offered sentence is proposed as its own clause and goes through the verifier's stages (entailment,
+contradiction against the evidence and the clauses already accepted, coverage, relevance, the composite and
+the answer check). Its relevance, as the relevance model and the answer check read it, is raised to the
+similarity of the two questions: the team said the sentence answers the earlier question, and the new one
+asks the same thing. An accepted clause says where it came from (`AnswerClause.remembered`, `chosen_by`
+"team"); a refused one is in the trace with its stage. The floors are not tuned yet: `bench/` measures them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from engine.answers import Answer, AnswerClause, ReferenceNeed, RejectedClause, RoundTrace
+from engine.contexts import fetch_contexts
+from engine.crossencoders import RelevanceModel
+from engine.evidence import EvidencePool
+from engine.feedback import question_key
+from engine.search import Filters, load_hits
+from engine.verdicts import Proposal
+from engine.verify import Verifier
+from indexer.database import Connection
+from indexer.remembered import Remembered
+
+__all__ = ["TEAM", "MemoryConfig", "Recalled", "RememberedAnswers", "add_remembered", "recall"]
+
+TEAM = "team"
+"""`chosen_by` of a clause the team accepted for an earlier question."""
+
+
+class RememberedAnswers(Protocol):
+    """Where the engine finds the pairs the team judged (`indexer.remembered.AcceptedAnswers`)."""
+
+    def remembered(
+        self,
+        question_key: str,
+        vector: Sequence[float] | None,
+        repositories: Sequence[str] | None,
+        path_prefix: str | None,
+        limit: int,
+    ) -> Sequence[Remembered]:
+        """The live pairs closest to the question, closest first, accepted and rejected alike."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """When an accepted sentence is offered again."""
+
+    min_similarity: float = 0.8
+    """The least cosine between the new question's embedding and the accepted question's."""
+    min_overlap: float = 0.75
+    """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
+    candidates: int = 20
+    """How many closest pairs are read (rejections among them hold their sentence back)."""
+    max_clauses: int = 2
+    """The most remembered sentences verified for one question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """A sentence offered from memory, and the earlier question it was accepted for."""
+
+    sentence_id: int
+    question: str
+    answer_id: str
+    accepted_at: datetime
+    similarity: float
+
+    def to_dict(self) -> dict[str, str]:
+        """The clause's `remembered` member."""
+        return {
+            "question": self.question,
+            "answer_id": self.answer_id,
+            "accepted_at": self.accepted_at.isoformat(),
+        }
+
+
+def recall(
+    memory: RememberedAnswers,
+    question: str,
+    vector: Sequence[float] | None,
+    filters: Filters,
+    config: MemoryConfig,
+) -> list[Recalled]:
+    """The sentences to offer for `question`, closest first, as the module says."""
+    key = question_key(question)
+    found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
+    floor = config.min_similarity if vector is not None else config.min_overlap
+
+    def close(pair: Remembered) -> bool:
+        return pair.similarity >= floor or (bool(key) and pair.question_key == key)
+
+    held_back = {p.sentence_id for p in found if not p.helpful and close(p)}
+    offered: dict[int, Recalled] = {}
+    for pair in sorted(found, key=lambda p: -p.similarity):
+        if (
+            pair.helpful
+            and close(pair)
+            and pair.sentence_id not in held_back
+            and pair.sentence_id not in offered
+        ):
+            offered[pair.sentence_id] = Recalled(
+                pair.sentence_id, pair.question, pair.answer_id, pair.accepted_at, pair.similarity
+            )
+    return list(offered.values())[: config.max_clauses]
+
+
+def add_remembered(
+    result: Answer,
+    question: str,
+    offered: Sequence[Recalled],
+    pool: EvidencePool,
+    verifier: Verifier,
+    connect: Callable[[], AbstractContextManager[Connection]],
+    relevance: RelevanceModel | None,
+    check: RelevanceModel | None,
+) -> None:
+    """Verify each offered sentence as a clause of `result` (read as `question`): an accepted one is added
+    with where it came from, a refused one goes to the last round's trace. A sentence the answer already
+    cites only gains its `remembered` origin."""
+    if not offered:
+        return
+    if not result.trace:
+        result.trace.append(RoundTrace(1))
+    trace = result.trace[-1]
+    cited = {h.sentence_id: clause for clause in result.clauses for h in clause.sources}
+    fresh = [r for r in offered if r.sentence_id not in cited]
+    for r in offered:
+        if r.sentence_id in cited and cited[r.sentence_id].remembered is None:
+            cited[r.sentence_id].remembered = r.to_dict()
+    if not fresh:
+        return
+    with connect() as conn:
+        hits = {h.sentence_id: h for h in load_hits(conn, [r.sentence_id for r in fresh])}
+        pool.contexts.update(fetch_contexts(conn, list(hits)))
+    fresh = [r for r in fresh if r.sentence_id in hits]
+    for r in fresh:
+        hit = hits[r.sentence_id]
+        pool.hits.setdefault(hit.sentence_id, hit)  # held even when the pool is full: it is verified now
+        pool.round_of.setdefault(hit.sentence_id, trace.round)
+        if relevance is not None:
+            rated = pool.rate(question, relevance, [hit])
+            rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity)
+        if check is not None:
+            checked = pool.rate_check(question, check, [hit])
+            checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity)
+    proposals = [Proposal(hits[r.sentence_id].text, ReferenceNeed.SINGLE, (r.sentence_id,)) for r in fresh]
+    accepted = [c.clause for c in result.clauses]
+    for r, verdict in zip(fresh, verifier.verify(question, proposals, pool, accepted), strict=True):
+        clause = verdict.proposal.clause
+        if not verdict.accepted:
+            reason = f"remembered from answer {r.answer_id}: {verdict.reason}"
+            trace.rejected.append(RejectedClause(clause, reason, verdict.stage))
+            continue
+        result.clauses.append(
+            AnswerClause(
+                clause,
+                verdict.supports,
+                verdict.confidence,
+                ReferenceNeed.SINGLE,
+                verdict.verification,
+                round=trace.round,
+                remembered=r.to_dict(),
+                chosen_by=TEAM,
+            )
+        )
+        trace.accepted.append(clause)
+        trace.chosen_by[clause] = TEAM

@@ -1,0 +1,158 @@
+"""Answers the team has accepted: a sentence accepted for a question answers it again asked in other words,
+verified like any other candidate and saying where it came from; never a question that asks something else,
+never a sentence changed or deleted since, never one the team rejected for the question, never across keys."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.controller import AnswerEngine, EngineConfig, answer
+from engine.feedback import give_feedback, question_key
+from engine.gaps import find_gaps
+from engine.search import Filters, Retriever
+from engine.store import load_answer
+from engine.verdicts import VerifyConfig
+from indexer.database import Connection, Database
+from indexer.embedder import EmbeddingModel
+from indexer.feedback import accepted_pairs
+from indexer.reconcile import Repository, reconcile_repository
+from indexer.remembered import AcceptedAnswers
+from tests.api_support import ContainmentNLI, index_two_repositories
+
+ASKED = "How do I refresh the expected output of UI tests?"
+REWORDED = "Refreshing expected UI test output: how?"
+NEAR_MISS = "How do I run the UI tests?"
+BLESSING = "Blessing updates the reference files."
+
+
+@pytest.fixture
+def ask(conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever) -> Any:
+    """Answers with the real engine (lexical lane, scripted NLI) and the team's accepted answers."""
+    index_two_repositories(conn, tmp_path)
+    config = EngineConfig(verify=VerifyConfig(threshold=0.5))
+    engine = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        config=config,
+        pool=lexical_retriever.pool,
+        memory=AcceptedAnswers(lexical_retriever.pool.connection, None),
+    )
+
+    def asking(question: str, repositories: tuple[str, ...] | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = answer(question, "mid", Filters(repositories), engine=engine).to_dict()
+        return result
+
+    return asking
+
+
+def _sentence(conn: Connection, text: str) -> int:
+    row = conn.execute("SELECT id FROM sentences WHERE text = %s", (text,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _from_memory(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in result["clauses"] if c.get("chosen_by") == "team"]
+
+
+def _accept(conn: Connection, ask: Any, question: str = ASKED, text: str = BLESSING) -> str:
+    first = ask(question)
+    assert not any(s["text"] == text for c in first["clauses"] for s in c["sources"]), "found on its own"
+    give_feedback(conn, first["id"], True, [_sentence(conn, text)])
+    answer_id: str = first["id"]
+    return answer_id
+
+
+def test_an_accepted_sentence_answers_the_question_asked_in_other_words(conn: Connection, ask: Any) -> None:
+    first_id = _accept(conn, ask)
+    result = ask(REWORDED)
+    assert result["status"] == "answer"
+    [clause] = _from_memory(result)
+    assert [s["text"] for s in clause["sources"]] == [BLESSING]
+    assert clause["remembered"]["question"] == ASKED and clause["remembered"]["answer_id"] == first_id
+    assert set(clause["remembered"]) == {"question", "answer_id", "accepted_at"}
+    assert clause["verification"]["entailment"] == 1.0 and clause["verification"]["composite"] >= 0.5
+    assert result["trace"][-1]["chosen_by"][BLESSING] == "team"
+    stored = load_answer(conn, result["id"])
+    assert stored is not None and stored.to_dict()["clauses"][-1]["remembered"] == clause["remembered"]
+
+
+def test_a_question_on_the_same_topic_that_asks_something_else_does_not_get_it(
+    conn: Connection, ask: Any
+) -> None:
+    _accept(conn, ask)
+    result = ask(NEAR_MISS)
+    assert _from_memory(result) == []
+    assert not any(s["text"] == BLESSING for c in result["clauses"] for s in c["sources"])
+
+
+def test_a_changed_accepted_sentence_is_never_served_from_memory_and_is_listed_stale(
+    conn: Connection, ask: Any, tmp_path: Path
+) -> None:
+    _accept(conn, ask)
+    page = tmp_path / "alpha" / "guide" / "tests.md"
+    page.write_text(page.read_text().replace(BLESSING, "Blessing rewrites the reference files."))
+    reconcile_repository(conn, Repository("alpha", tmp_path / "alpha"))
+    assert _from_memory(ask(REWORDED)) == []
+    assert [p.sentence_text for p in accepted_pairs(conn, stale_only=True)] == [BLESSING]
+    stale = [g for g in find_gaps(conn, None) if g.kinds.get("stale")]
+    assert [g.question for g in stale] == [ASKED]
+
+
+def test_unhelpful_feedback_holds_the_sentence_back_for_that_question(conn: Connection, ask: Any) -> None:
+    _accept(conn, ask)
+    remembered = ask(REWORDED)
+    assert _from_memory(remembered)
+    record = give_feedback(conn, remembered["id"], False, [_sentence(conn, BLESSING)])
+    assert record.rejected == (_sentence(conn, BLESSING),)
+    again = ask(REWORDED)
+    assert again["id"] != remembered["id"], "the stored answer is not served again after feedback"
+    assert _from_memory(again) == []
+
+
+def test_a_key_limited_to_other_repositories_never_gets_the_remembered_sentence(
+    conn: Connection, ask: Any
+) -> None:
+    _accept(conn, ask)
+    assert _from_memory(ask(REWORDED, ("beta",))) == []
+    assert _from_memory(ask(REWORDED, ("alpha",)))
+    memory = AcceptedAnswers(conn_factory(conn), None)
+    key = question_key(REWORDED)
+    assert memory.remembered(key, None, ["beta"], None, 5) == []
+    assert [r.question for r in memory.remembered(key, None, ["alpha"], None, 5)] == [ASKED]
+    assert memory.remembered(key, None, None, "recipes/", 5) == []
+
+
+def test_without_feedback_an_answer_is_what_it_was(conn: Connection, ask: Any) -> None:
+    result = ask(REWORDED)
+    assert _from_memory(result) == [] and all("remembered" not in c for c in result["clauses"])
+
+
+def test_stored_questions_are_embedded_once_and_compared_by_cosine(
+    conn: Connection, ask: Any, embedder: EmbeddingModel
+) -> None:
+    _accept(conn, ask)
+    memory = AcceptedAnswers(conn_factory(conn), embedder)
+    vector = embedder.encode([REWORDED])[0]
+    [close] = memory.remembered(question_key(REWORDED), vector.tolist(), None, None, 5)
+    assert close.question == ASKED and close.similarity > 0.7
+    row = conn.execute(
+        "SELECT embedding_model, vector_dims(question_embedding) FROM accepted_answers"
+    ).fetchone()
+    assert row == (embedder.name, embedder.dimension)
+    far = embedder.encode(["What temperature is bread baked at?"])[0]
+    [distant] = memory.remembered(question_key("bread"), far.tolist(), None, None, 5)
+    assert distant.similarity < close.similarity
+
+
+def conn_factory(conn: Connection) -> Any:
+    """A connect callable handing out the test's own connection (not closed by the store)."""
+    from contextlib import nullcontext
+
+    return partial(nullcontext, conn)

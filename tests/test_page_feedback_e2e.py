@@ -1,0 +1,135 @@
+"""The page's feedback buttons and Gaps panel, in a real headless Chromium (Debian's, driven by Playwright): a
+helpful / not helpful pair on each answer, "this answers it" on cited sources and closest passages, a short
+confirmation of what was recorded, the Gaps panel listing a refused question, and no serious accessibility
+violation. Skipped without Debian's chromium or the playwright package."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.app import create_app
+from api.settings import ApiSettings
+from engine.answers import Answer
+from engine.controller import AnswerEngine, EngineConfig, answer
+from engine.search import Filters, Retriever
+from engine.verdicts import VerifyConfig
+from indexer.database import Connection, Database
+from indexer.reconcile import Repository, reconcile_repository
+from tests.api_support import ContainmentNLI, real_answering, served
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-sync",
+]
+WAIT = {"timeout": 15_000}
+
+pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no chromium at {CHROMIUM}")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+expect = sync_api.expect
+
+FILES = {
+    "config/server.md": "# Server options\n\n## server.port\n\n"
+    "Specify server port. Note if the port is already being used, Vite will try the next port.\n",
+    "guide/build.md": "# Building\n\nStage 0 downloads a prebuilt beta toolchain.\n",
+}
+
+
+@pytest.fixture
+def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[str]:
+    root = tmp_path / "docs"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    reconcile_repository(conn, Repository("docs", root))
+    retriever = Retriever(clean_database, None, max_connections=4)
+    lenient = real_answering(clean_database, retriever)
+    strict = AnswerEngine(
+        clean_database,
+        retriever,
+        None,
+        entailment=ContainmentNLI(),
+        config=EngineConfig(verify=VerifyConfig(threshold=0.95)),
+        pool=retriever.pool,
+    )
+
+    def answering(question: str, budget: str, filters: Filters) -> Answer:
+        engine = partial(answer, engine=strict) if "port" in question else lenient
+        return engine(question, budget, filters)
+
+    with served(create_app(clean_database, retriever, answering, ApiSettings())) as base:
+        yield base
+    retriever.close()
+
+
+@pytest.fixture
+def page(url: str) -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        opened = browser.new_page(viewport={"width": 1400, "height": 900})
+        problems: list[str] = []
+        opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        opened.on("pageerror", lambda e: problems.append(str(e)))
+        opened.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        opened.goto(url + "/")
+        yield opened
+        assert problems == [], "the page logged errors"
+        browser.close()
+
+
+def test_an_answer_takes_feedback_and_says_what_was_recorded(page: Any, conn: Connection) -> None:
+    page.fill("#question", "What does stage 0 download?")
+    page.click("#ask")
+    expect(page.locator("#clauses li").first).to_contain_text("Stage 0 downloads", **WAIT)
+    expect(page.locator("#feedback")).to_be_visible()
+    page.click("#feedback-helpful")
+    expect(page.locator("#feedback-status")).to_have_text("Recorded: helpful.", **WAIT)
+    page.locator("#clauses .answers-it").first.click()
+    expect(page.locator("#feedback-status")).to_contain_text("accepted sentence", **WAIT)
+    assert conn.execute("SELECT count(*) FROM accepted_answers WHERE helpful").fetchone() == (1,)
+
+
+def test_a_closest_passage_can_be_marked_as_the_answer_and_the_gap_is_listed(
+    page: Any, conn: Connection
+) -> None:
+    page.fill("#question", "How do I change the port of the server?")
+    page.click("#ask")
+    expect(page.locator("#answer-meta")).to_contain_text("insufficient", **WAIT)
+    page.locator("#nearest-list .answers-it").first.click()
+    expect(page.locator("#feedback-status")).to_contain_text("accepted sentence", **WAIT)
+    expect(page.locator("#gaps-list li").first).to_contain_text(
+        "How do I change the port of the server?", **WAIT
+    )
+    expect(page.locator("#gaps-list li").first).to_contain_text("closest: docs/config/server.md")
+
+
+AXE = importlib.util.find_spec("axe_playwright_python")
+
+
+@pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
+def test_the_feedback_buttons_and_gaps_have_no_serious_accessibility_violations(page: Any) -> None:
+    page.fill("#question", "How do I change the port of the server?")
+    page.click("#ask")
+    expect(page.locator("#nearest-list .answers-it").first).to_be_visible(**WAIT)
+    page.click("#feedback-unhelpful")
+    expect(page.locator("#feedback-status")).to_contain_text("Recorded: not helpful", **WAIT)
+    expect(page.locator("#gaps-list li").first).to_be_visible(**WAIT)
+    assert AXE is not None and AXE.submodule_search_locations
+    page.add_script_tag(path=str(Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"))
+    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
