@@ -95,7 +95,7 @@ def _integral(body: Any) -> Any:
 @post(
     "/v1/answers/{answer_id:uuid}/feedback",
     summary="Say whether a stored answer helped, and which sentences answer its question",
-    responses=problem_responses(400, 401, 403, 404, 413, 503),
+    responses=problem_responses(400, 401, 403, 404, 413, 415, 503),
     status_code=201,
 )
 async def feedback(

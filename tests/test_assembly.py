@@ -130,6 +130,11 @@ def test_a_model_the_configuration_names_that_cannot_load_stops_the_command_with
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     missing = tmp_path / "no-such-model"
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cache.md").write_text("# Cache\n\nThe build cache is kept in the target folder.\n")
+    with clean_database.connect() as conn:  # an empty index is refused before any model loads
+        reconcile_repository(conn, Repository("docs", docs))
     monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
     monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.delenv("CITELINE_CONFIG", raising=False)
