@@ -279,7 +279,8 @@ AXE = importlib.util.find_spec("axe_playwright_python")
 def _serious_violations(page: Any) -> list[str]:
     assert AXE is not None and AXE.submodule_search_locations
     # evaluated through the DevTools protocol: the page's CSP rightly refuses an injected <script>
-    page.evaluate((Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js").read_text(encoding="utf-8"))
+    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
+    page.evaluate(axe.read_text(encoding="utf-8"))
     results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"

@@ -126,7 +126,8 @@ def test_the_feedback_buttons_and_gaps_have_no_serious_accessibility_violations(
     expect(page.locator("#gaps-list li").first).to_be_visible(**WAIT)
     assert AXE is not None and AXE.submodule_search_locations
     # evaluated through the DevTools protocol: the page's CSP rightly refuses an injected <script>
-    page.evaluate((Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js").read_text(encoding="utf-8"))
+    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
+    page.evaluate(axe.read_text(encoding="utf-8"))
     results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
     serious = [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
