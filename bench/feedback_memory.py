@@ -109,6 +109,8 @@ def _stale(
     records: list[dict[str, Any]],
 ) -> dict[str, int]:
     """Change one word of each sampled accepted sentence, re-index, ask `situation` again; pages put back."""
+    if not records:
+        return {"sampled": 0, "edited": 0, "served from memory": 0, "listed stale in gaps": 0}
     hashes = {i: ref.hash for i, ref in sentence_refs(conn, [r["sid"] for r in records]).items()}
     originals: dict[Path, str] = {}
     edited: list[dict[str, Any]] = []
