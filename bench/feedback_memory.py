@@ -1,0 +1,341 @@
+"""The feedback loop's targets (#53), asked through the whole engine on docs questions in users' words.
+
+    python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
+        [--memory-floor F] [--sample N] [--p95-rows N] [--synthetic N] [--dump FILE]
+
+DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
+the same (`DIR/pages/NAME`, database `DIR/db-default`: a workdir that bench made is reused). Each row:
+1. is asked in `plain` words, before any feedback (every row first, so no row is answered from another's);
+2. gets helpful feedback naming the row's mined answer sentence (`engine.feedback.give_feedback`, what
+   `POST /v1/answers/{id}/feedback` runs), on that plain answer;
+3. is asked in `situation` and `terse` words (remembered hit: the answer cites the accepted sentence; from
+   memory: the clause citing it was added by memory, `chosen_by` "team") and as its `near_miss` (wrong from
+   memory: the near miss cites the accepted sentence from memory).
+Then, on `--sample` rows: scoped (the `situation` words asked within every OTHER repository of the role, as a
+key scoped to them asks: the accepted sentence must never be served), and stale (one word of the accepted
+sentence changed in its page, re-indexed, `situation` asked again: never served from memory, and
+`engine.gaps.find_gaps` lists the pair as stale; the pages are put back and re-indexed). Last, on `--p95-rows`
+rows, with the feedback tables cleared: the plain answers again (they must cite what they cited before any
+feedback) and their ms, then the same with `--synthetic` accepted answers stored (`save_feedback`, random
+question vectors of the embedder's model: the lookup scans them all; none is close enough to be offered).
+
+The feedback and answer tables are cleared at the start and the end. Figures only; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from benchkit import mean, percentile, workspace
+from docs_faq import _sync
+from docs_faq_pages import ROLES, FaqRow, page_file, write_pages
+from docs_written import Written, written_rows
+
+from daemon.assembly import Engine, build_engine, model_names
+from daemon.config import load_config
+from engine.config import EngineConfig
+from engine.feedback import give_feedback, question_key
+from engine.gaps import find_gaps
+from engine.memory import TEAM
+from engine.search import Filters
+from indexer.database import Connection, open_database
+from indexer.embedder import load_embedding_model
+from indexer.embedding_queue import EmbeddingWorker
+from indexer.feedback import NewFeedback, save_feedback, sentence_refs
+from indexer.reconcile import IndexOptions, Repository
+from training.embedder_eval import embedder_spec
+
+TABLES = ("feedback_sentences", "accepted_answers", "feedback", "answers")
+_POSITIVES = """
+SELECT s.id, d.path, s.text FROM sentences s JOIN documents d ON d.id = s.document_id
+JOIN repositories r ON r.id = d.repository_id WHERE r.name = %s AND d.path = ANY(%s) ORDER BY s.id
+"""
+
+
+def _clear(conn: Connection) -> None:
+    for table in TABLES:
+        conn.execute(f"DELETE FROM {table}")
+
+
+def positive_id(conn: Connection, row: FaqRow) -> int | None:
+    """The indexed sentence on the row's page that is its mined answer (`FaqRow.is_positive`), if any."""
+    found = conn.execute(_POSITIVES, (row.name, list(row.paths))).fetchall()
+    return next((int(i) for i, path, text in found if row.is_positive(path, text)), None)
+
+
+def ask(engine: Engine, text: str, repositories: tuple[str, ...], sid: int | None) -> dict[str, Any]:
+    """Ask `text` within `repositories`: its status, ms, cited (path, text), and whether it cites `sid`,
+    from memory (`chosen_by` team) or at all, and the answers its remembered clauses came from."""
+    started = time.perf_counter()
+    answer = engine.answer(text, "mid", Filters(repositories=repositories))
+    ms = 1000 * (time.perf_counter() - started)
+    body = answer.to_dict()
+    citing = [c for c in body["clauses"] if any(s.get("sentence_id") == sid for s in c["sources"])]
+    return {
+        "text": text,
+        "id": answer.id,
+        "status": body["status"],
+        "ms": ms,
+        "cited": sorted({(s["path"], s["text"]) for c in body["clauses"] for s in c["sources"]}),
+        "hit": bool(citing),
+        "team": any(c.get("chosen_by") == TEAM for c in citing),
+        "any_team": any(c.get("chosen_by") == TEAM for c in body["clauses"]),
+        "from_answers": [c["remembered"]["answer_id"] for c in body["clauses"] if c.get("remembered")],
+    }
+
+
+def changed_word(text: str, sentence: str) -> str | None:
+    """`text` with one word of `sentence` changed: its longest word found exactly once in `text`."""
+    for word in sorted(set(re.findall(r"[A-Za-z]{4,}", sentence)), key=lambda w: (-len(w), w)):
+        found = list(re.finditer(rf"\b{word}\b", text))
+        if len(found) == 1:
+            return text[: found[0].start()] + "re" + word + text[found[0].end() :]
+    return None
+
+
+def _stale(
+    conn: Connection,
+    engine: Engine,
+    sync: Any,
+    work: Path,
+    records: list[dict[str, Any]],
+) -> dict[str, int]:
+    """Change one word of each sampled accepted sentence, re-index, ask `situation` again; pages put back."""
+    if not records:
+        return {"sampled": 0, "edited": 0, "served from memory": 0, "listed stale in gaps": 0}
+    hashes = {i: ref.hash for i, ref in sentence_refs(conn, [r["sid"] for r in records]).items()}
+    originals: dict[Path, str] = {}
+    edited: list[dict[str, Any]] = []
+    try:
+        for r in records:
+            file = page_file(work / "pages" / r["name"], r["path"])
+            originals.setdefault(file, file.read_text(encoding="utf-8"))
+            text = changed_word(file.read_text(encoding="utf-8"), r["positive_text"])
+            if text is not None:
+                file.write_text(text, encoding="utf-8")
+                edited.append(r)
+        sync()
+        live = sentence_refs(conn, [r["sid"] for r in edited])
+        changed = [r for r in edited if r["sid"] not in live or live[r["sid"]].hash != hashes[r["sid"]]]
+        for r in changed:
+            r["stale_situation"] = ask(engine, r["asked"]["situation"], (r["name"],), r["sid"])
+        gaps = find_gaps(conn, None, limit=100_000)
+        listed = {a for g in gaps if g.kinds.get("stale", 0) > 0 for a in g.answer_ids}
+    finally:
+        for file, text in originals.items():
+            file.write_text(text, encoding="utf-8")
+        sync()
+    served = sum(r["plain"]["id"] in r["stale_situation"]["from_answers"] for r in changed)
+    return {
+        "sampled": len(records),
+        "edited": len(changed),
+        "served from memory": served,
+        "listed stale in gaps": sum(r["plain"]["id"] in listed for r in changed),
+    }
+
+
+def synthetic_pairs(conn: Connection, count: int, model: str, dimension: int, seed: int = 7) -> None:
+    """Store `count` accepted answers through the store (`save_feedback`), each a made-up question on a
+    random indexed sentence, with a random unit question vector of `model` (as if the engine embedded it)."""
+    rng = random.Random(seed)
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM sentences ORDER BY id LIMIT 5000").fetchall()]
+    refs = list(sentence_refs(conn, ids).values())
+    vocabulary = sorted({w.lower() for r in refs[:2000] for w in re.findall(r"[A-Za-z]{5,}", r.text)})
+    with conn.transaction():
+        for n in range(count):
+            question = f"How do I {' '.join(rng.sample(vocabulary, 4))} ({n})?"
+            ref = rng.choice(refs)
+            new = NewFeedback(
+                str(uuid.uuid4()), question, "answer", True, [ref], None, [ref.repository_id], [ref]
+            )
+            save_feedback(conn, new, question_key(question))
+        conn.execute(
+            "UPDATE accepted_answers a SET embedding_model = %s, question_embedding = v.vector FROM"
+            " (SELECT b.id, x.values::vector AS vector FROM accepted_answers b CROSS JOIN LATERAL"
+            " (SELECT array_agg(random() - 0.5) AS values FROM generate_series(1, %s) WHERE b.id > 0) x) v"
+            " WHERE v.id = a.id",
+            (model, dimension),
+        )
+
+
+def _partial(fed: list[dict[str, Any]]) -> dict[str, int]:
+    keys = [(s, k) for s in ("situation", "terse", "near") for k in ("hit", "team")]
+    return {"fed": len(fed)} | {f"{s} {k}": sum(r[s][k] for r in fed) for s, k in keys}
+
+
+def _run(
+    args: argparse.Namespace, work: Path, rows: list[Written]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    config = load_config()
+    names_in_role = [n.replace("/", "__") for n in ROLES[args.role]]
+    repos = [Repository(n, work / "pages" / n) for n in names_in_role]
+    database = open_database(None, work / "db-default")
+    options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
+    _, name, runtime = embedder_spec("default=")
+    names = replace(model_names(config), embedder=name, embedder_runtime=runtime)
+    settings = EngineConfig()
+    if args.memory_floor is not None:
+        settings = replace(settings, memory=replace(settings.memory, min_similarity=args.memory_floor))
+    figures: dict[str, Any] = {"floor": settings.memory.min_similarity}
+    records: list[dict[str, Any]] = []
+    with database.connect() as conn:
+        model = load_embedding_model(name, runtime)
+        worker = EmbeddingWorker(conn, model)
+
+        def sync() -> None:
+            _sync(conn, repos, options, worker)
+
+        begun = time.perf_counter()
+        sync()
+        _clear(conn)
+        engine = build_engine(database, names, config.retrieval, settings)
+        try:
+            engine.answer("warm-up: what is this about", "mid", Filters())
+            for w in rows:
+                sid = positive_id(conn, w.row)
+                r = {"name": w.row.name, "path": w.row.path, "question": w.row.question, "sid": sid}
+                r |= {"asked": w.asked, "near_miss": w.near_miss, "positive_text": w.row.positive}
+                r["plain"] = ask(engine, w.asked["plain"], (w.row.name,), sid)
+                records.append(r)
+            print(f"{time.perf_counter() - begun:.0f}s: plain asked: {len(records)}", flush=True)
+            fed = [r for r in records if r["sid"] is not None and r["plain"]["id"] is not None]
+            for r in fed:
+                give_feedback(conn, r["plain"]["id"], True, [r["sid"]])
+            figures["rows"], figures["fed"] = len(records), len(fed)
+            figures["no positive sentence"] = sum(r["sid"] is None for r in records)
+            figures["plain hit before feedback"] = mean([float(r["plain"]["hit"]) for r in fed])
+            for r in fed:
+                for style in ("situation", "terse"):
+                    r[style] = ask(engine, r["asked"][style], (r["name"],), r["sid"])
+                r["near"] = ask(engine, r["near_miss"], (r["name"],), r["sid"])
+            print(f"{time.perf_counter() - begun:.0f}s: situation, terse and near misses asked", flush=True)
+            print(json.dumps(_partial(fed)), flush=True)
+            sample = random.Random(11).sample(fed, min(args.sample, len(fed)))
+            served = 0
+            for r in sample:
+                others = tuple(n for n in names_in_role if n != r["name"])
+                r["scoped"] = ask(engine, r["asked"]["situation"], others, r["sid"])
+                served += r["scoped"]["hit"] or r["plain"]["id"] in r["scoped"]["from_answers"]
+            figures["scoped"] = {"asked": len(sample), "served the accepted sentence": served}
+            figures["stale"] = _stale(conn, engine, sync, work, sample)
+            print(f"{time.perf_counter() - begun:.0f}s: scoped and stale: {figures}", flush=True)
+            timed = fed[: args.p95_rows]
+            for key, count in (("empty", 0), ("synthetic", args.synthetic)):
+                _clear(conn)
+                if count:
+                    synthetic_pairs(conn, count, model.name, model.dimension)
+                for r in timed:
+                    r[f"plain_{key}"] = ask(engine, r["asked"]["plain"], (r["name"],), r["sid"])
+            figures["without feedback: same cited as before"] = sum(
+                r["plain_empty"]["cited"] == r["plain"]["cited"] for r in timed
+            )
+            figures["timed rows"] = len(timed)
+        finally:
+            _clear(conn)
+            engine.close()
+    return records, figures
+
+
+def report(records: list[dict[str, Any]], figures: dict[str, Any], synthetic: int) -> None:
+    """Print the figures, each with its counts."""
+    fed = [r for r in records if "situation" in r]
+    lines = [
+        ("memory floor (cosine)", f"{figures['floor']:.2f}"),
+        (
+            "rows asked / fed back",
+            f"{figures['rows']} / {figures['fed']} ({figures['no positive sentence']}"
+            " without an indexed positive)",
+        ),
+        ("plain: cites the positive, before feedback", f"{figures['plain hit before feedback']:.3f}"),
+    ]
+    for style in ("situation", "terse"):
+        hit = sum(r[style]["hit"] for r in fed)
+        team = sum(r[style]["team"] for r in fed)
+        lines.append((f"{style}: remembered hit", f"{hit / max(1, len(fed)):.3f} ({hit}/{len(fed)})"))
+        lines.append((f"{style}:   of which from memory", f"{team}"))
+        abstained = sum(r[style]["status"] != "answer" for r in fed)
+        lines.append((f"{style}: abstained", f"{abstained}/{len(fed)}"))
+    wrong = sum(r["near"]["team"] for r in fed)
+    cites = sum(r["near"]["hit"] for r in fed)
+    lines.append(("near miss: wrong from memory", f"{wrong / max(1, len(fed)):.3f} ({wrong}/{len(fed)})"))
+    lines.append(("near miss: cites the accepted sentence at all", f"{cites}/{len(fed)}"))
+    scoped, stale = figures["scoped"], figures["stale"]
+    lines.append(
+        ("scoped to other repos: served", f"{scoped['served the accepted sentence']}/{scoped['asked']}")
+    )
+    lines.append(
+        (
+            "stale: served from memory",
+            f"{stale['served from memory']}/{stale['edited']} (of {stale['sampled']} sampled)",
+        )
+    )
+    lines.append(("stale: listed by find_gaps", f"{stale['listed stale in gaps']}/{stale['edited']}"))
+    timed = [r for r in records if "plain_empty" in r]
+    same = figures["without feedback: same cited as before"]
+    lines.append(("without feedback: same citations as before", f"{same}/{len(timed)}"))
+    for key, label in (("empty", "no accepted answers"), ("synthetic", f"{synthetic:,} accepted answers")):
+        ms = [r[f"plain_{key}"]["ms"] for r in timed]
+        lines.append(
+            (
+                f"answer ms p50 / p95, {label}",
+                f"{percentile(ms, 0.5):.0f} / {percentile(ms, 0.95):.0f} ({len(ms)})",
+            )
+        )
+    width = max(len(n) for n, _ in lines)
+    for name, value in lines:
+        print(f"{name:<{width}}  {value}")
+
+
+def similarities(rows: list[Written]) -> None:
+    """Print the cosine of each row's plain question to its other wordings and to its near miss (the
+    default embedder's): where a memory floor separates the same question from a near miss."""
+    _, name, runtime = embedder_spec("default=")
+    model = load_embedding_model(name, runtime)
+    plain = model.encode([w.asked["plain"] for w in rows])
+    for other in ("situation", "terse", "near_miss"):
+        texts = [w.near_miss if other == "near_miss" else w.asked[other] for w in rows]
+        cos = [float(a @ b) for a, b in zip(plain, model.encode(texts), strict=True)]
+        quantiles = " ".join(f"p{int(q * 100)} {percentile(cos, q):.3f}" for q in (0.1, 0.25, 0.5, 0.75, 0.9))
+        floors = " ".join(f">={f}: {sum(c >= f for c in cos)}" for f in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85))
+        print(f"plain to {other} ({len(cos)}): {quantiles}; {floors}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--role", choices=sorted(ROLES), default="tune")
+    ap.add_argument("--limit", type=int, help="the first N usable rows only (a smoke run)")
+    ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--memory-floor", type=float, help="MemoryConfig.min_similarity (default: the engine's)")
+    ap.add_argument("--sample", type=int, default=30, help="rows asked scoped and made stale")
+    ap.add_argument("--p95-rows", type=int, default=60, help="rows timed without and with --synthetic")
+    ap.add_argument("--synthetic", type=int, default=10_000, help="accepted answers stored for the timing")
+    ap.add_argument("--dump", type=Path)
+    ap.add_argument("--similarities", action="store_true", help="only the questions' cosines; no index")
+    args = ap.parse_args()
+    rows = written_rows(args.data, args.role, args.limit)
+    print(f"{len(rows)} usable written rows of {args.role}", flush=True)
+    if args.similarities:
+        similarities(rows)
+        return
+    with workspace(args.workdir) as work:
+        for name in ROLES[args.role]:
+            write_pages(args.data, name, work / "pages" / name.replace("/", "__"))
+        records, figures = _run(args, work, rows)
+    report(records, figures, args.synthetic)
+    if args.dump is not None:
+        with args.dump.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(figures) + "\n")
+            out.writelines(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+
+
+if __name__ == "__main__":
+    main()
