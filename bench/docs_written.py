@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from benchkit import mean, percentile, workspace
-from docs_faq import _record, _sync
+from docs_faq import _sync
 from docs_faq_pages import ROLES, FaqRow, cut_section, load_rows, page_file, write_pages
+from docs_users import _ask as ask_users
 
 from daemon.assembly import build_engine, model_names
 from daemon.config import load_config
@@ -105,20 +105,9 @@ def written_rows(data: Path, role: str, limit: int | None) -> list[Written]:
 
 
 def _ask(engine: Any, asked: list[tuple[FaqRow, str]], phase: str, style: str, label: str) -> list[Any]:
-    out = []
-    for row, text in asked:
-        filters = Filters(repositories=(row.name,))
-        top = engine.retriever.search(text, 50, filters=filters) if phase == "answerable" else []
-        started = time.perf_counter()
-        body = engine.answer(text, "mid", filters).to_dict()
-        ms = 1000 * (time.perf_counter() - started)
-        record = _record(replace(row, question=text), phase, label, body, [], ms)
-        found = [row.is_positive(h.path, h.text) for h in top]
-        record["recall10"], record["recall50"] = any(found[:10]), any(found)
-        record["gold_rank"] = found.index(True) + 1 if any(found) else None
-        record["heading"], record["style"] = row.question, style
-        out.append(record)
-    return out
+    """`docs_users.py`'s records (search recall of the mined answer, the answer's record), each with its
+    style."""
+    return [{**record, "style": style} for record in ask_users(engine, asked, phase, label, "mid")]
 
 
 def _run(
