@@ -10,7 +10,6 @@ without Debian's chromium or the playwright package.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from collections.abc import Iterator
@@ -30,15 +29,8 @@ from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import ContainmentNLI, real_answering, served
+from tests.page_support import AXE, CHROMIUM, opened_page, serious_violations
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-sync",
-]
 WAIT = {"timeout": 15_000}
 
 pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no chromium at {CHROMIUM}")
@@ -88,17 +80,8 @@ def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[
 
 @pytest.fixture
 def page(url: str) -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        opened = browser.new_page(viewport={"width": 1400, "height": 900})
-        problems: list[str] = []
-        opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        opened.on("pageerror", lambda e: problems.append(str(e)))
-        opened.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        opened.goto(url + "/")
+    with opened_page(sync_api, url) as opened:
         yield opened
-        assert problems == [], "the page logged errors"
-        browser.close()
 
 
 def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_source(page: Any) -> None:
@@ -273,22 +256,6 @@ def test_the_api_reference_is_served_locally_at_docs(page: Any, url: str) -> Non
     expect(page.locator("#schemas")).to_contain_text("AnswerOut")
 
 
-AXE = importlib.util.find_spec("axe_playwright_python")
-
-
-def _serious_violations(page: Any) -> list[str]:
-    assert AXE is not None and AXE.submodule_search_locations
-    # evaluated through the DevTools protocol: the page's CSP rightly refuses an injected <script>
-    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
-    page.evaluate(axe.read_text(encoding="utf-8"))
-    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-
-
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
 @pytest.mark.parametrize("width", [1280, 800])
 def test_an_answer_showing_its_cited_code_has_no_serious_accessibility_violations(
@@ -301,7 +268,7 @@ def test_an_answer_showing_its_cited_code_has_no_serious_accessibility_violation
     page.locator("#clauses .source-link").first.click()
     expect(page.locator("#source-context .hit")).to_be_visible(**WAIT)
     expect(page.locator("#freshness-rows tr").first).to_be_visible(**WAIT)
-    assert _serious_violations(page) == []
+    assert serious_violations(page) == []
 
 
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
@@ -314,14 +281,4 @@ def test_an_insufficient_answer_with_its_banner_has_no_serious_accessibility_vio
     expect(page.locator("#answer-warnings")).to_be_visible()
     page.locator("#rounds-summary").click()
     page.locator("#skipped-summary").click()
-    assert AXE is not None and AXE.submodule_search_locations
-    # evaluated through the DevTools protocol: the page's CSP refuses an injected inline <script>, rightly
-    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
-    page.evaluate(axe.read_text(encoding="utf-8"))
-    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    serious = [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert serious == []
+    assert serious_violations(page) == []

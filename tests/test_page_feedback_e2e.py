@@ -5,7 +5,6 @@ violation. Skipped without Debian's chromium or the playwright package."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from collections.abc import Iterator
 from functools import partial
@@ -23,15 +22,8 @@ from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import ContainmentNLI, real_answering, served
+from tests.page_support import AXE, CHROMIUM, opened_page, serious_violations
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-sync",
-]
 WAIT = {"timeout": 15_000}
 
 pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no chromium at {CHROMIUM}")
@@ -74,17 +66,8 @@ def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[
 
 @pytest.fixture
 def page(url: str) -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        opened = browser.new_page(viewport={"width": 1400, "height": 900})
-        problems: list[str] = []
-        opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        opened.on("pageerror", lambda e: problems.append(str(e)))
-        opened.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        opened.goto(url + "/")
+    with opened_page(sync_api, url) as opened:
         yield opened
-        assert problems == [], "the page logged errors"
-        browser.close()
 
 
 def test_an_answer_takes_feedback_and_says_what_was_recorded(page: Any, conn: Connection) -> None:
@@ -113,9 +96,6 @@ def test_a_closest_passage_can_be_marked_as_the_answer_and_the_gap_is_listed(
     expect(page.locator("#gaps-list li").first).to_contain_text("closest: docs/config/server.md")
 
 
-AXE = importlib.util.find_spec("axe_playwright_python")
-
-
 @pytest.mark.skipif(AXE is None, reason="no axe-core: pip install axe-playwright-python")
 def test_the_feedback_buttons_and_gaps_have_no_serious_accessibility_violations(page: Any) -> None:
     page.fill("#question", "How do I change the port of the server?")
@@ -124,14 +104,4 @@ def test_the_feedback_buttons_and_gaps_have_no_serious_accessibility_violations(
     page.click("#feedback-unhelpful")
     expect(page.locator("#feedback-status")).to_contain_text("Recorded: not helpful", **WAIT)
     expect(page.locator("#gaps-list li").first).to_be_visible(**WAIT)
-    assert AXE is not None and AXE.submodule_search_locations
-    # evaluated through the DevTools protocol: the page's CSP rightly refuses an injected <script>
-    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
-    page.evaluate(axe.read_text(encoding="utf-8"))
-    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    serious = [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert serious == []
+    assert serious_violations(page) == []

@@ -8,7 +8,6 @@ accessibility check is skipped when no package shipping axe-core (`axe-playwrigh
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from engine.search import Retriever
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import ALPHA, BETA, real_answering, served
+from tests.page_support import AXE, serious_violations
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -196,9 +196,6 @@ def test_a_stored_answer_whose_source_is_gone_is_flagged_and_asked_again(page: A
     expect(stored.first).to_contain_text("asked 2 times")
 
 
-AXE = importlib.util.find_spec("axe_playwright_python")
-
-
 @pytest.mark.skipif(
     AXE is None, reason="no axe-core: pip install axe-playwright-python (it ships axe.min.js)"
 )
@@ -210,14 +207,4 @@ def test_the_page_has_no_serious_accessibility_violations(page: Any, site: Site)
     expect(page.locator("#history-list li.stored")).to_have_count(1, **WAIT)
     page.locator("#clauses .source-link").first.click()
     expect(page.locator("#source-context p.hit")).to_be_visible()
-    assert AXE is not None and AXE.submodule_search_locations
-    # evaluated through the DevTools protocol: the page's CSP refuses an injected inline <script>, rightly
-    axe = Path(next(iter(AXE.submodule_search_locations))) / "axe.min.js"
-    page.evaluate(axe.read_text(encoding="utf-8"))
-    results = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    serious = [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
-        for v in results["violations"]
-        if v["impact"] in ("serious", "critical")
-    ]
-    assert serious == []
+    assert serious_violations(page) == []
