@@ -170,3 +170,72 @@ def test_an_embedder_spec_names_its_label_model_and_runtime_or_takes_the_default
     assert embedder_spec("default=") == ("default", "", EmbedderRuntime.AUTO)
     base = embedder_spec("base=all-MiniLM-L6-v2", "torch")
     assert base == ("base", "all-MiniLM-L6-v2", EmbedderRuntime.TORCH)
+
+
+def _written(data: Path, repo: str = "someone/tool", usable: bool = True) -> Path:
+    row = {
+        "row": 0,
+        "repo": repo,
+        "kind": "faq",
+        "path": "cache.md",
+        "question": "How do I clear the cache?",
+        "usable": usable,
+        "plain": "how can I wipe the stored build stuff?",
+        "situation": "my builds pick up stale files and I want to start over, how?",
+        "terse": "wipe build cache",
+        "near_miss": "where on disk are the stored build files?",
+    }
+    _gz(data / "users_written.jsonl.gz", [row])
+    return data / "users_written.jsonl.gz"
+
+
+def test_each_written_style_meets_the_mined_answer_with_its_near_miss_question_and_negatives(
+    tmp_path: Path,
+) -> None:
+    from training.embedder_written import written_triplets
+
+    data = _data(tmp_path)
+    triplets = written_triplets([_written(data)])
+    mined = docs_triplets(data, rewrites=False)[0]
+    assert [t.query for t in triplets] == [
+        "how can I wipe the stored build stuff?",
+        "my builds pick up stale files and I want to start over, how?",
+        "wipe build cache",
+    ]
+    assert {(t.positive, t.negatives, t.group) for t in triplets} == {
+        (mined.positive, mined.negatives, mined.group)
+    }
+    assert {t.near_miss for t in triplets} == {"where on disk are the stored build files?"}
+
+
+def test_unusable_and_held_out_written_rows_give_no_triplets(tmp_path: Path) -> None:
+    from training.embedder_written import written_triplets
+
+    assert written_triplets([_written(_data(tmp_path / "a"), usable=False)]) == []
+    held = _data(tmp_path / "b", HELD_OUT[0])
+    assert written_triplets([_written(held, HELD_OUT[0])]) == []
+
+
+def test_a_written_file_that_names_another_mined_question_is_refused(tmp_path: Path) -> None:
+    from training.embedder_written import written_triplets
+
+    file = _written(_data(tmp_path))
+    with gzip.open(file, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    rows[0]["question"] = "Where is the cache kept?"
+    _gz(file, rows)
+    with pytest.raises(ValueError, match="the mined row differs"):
+        written_triplets([file])
+
+
+def test_the_question_side_term_is_low_when_an_answer_is_nearest_its_own_question() -> None:
+    import torch
+
+    from training.embedder_data import Triplet
+    from training.train_embedder import _question_side
+
+    batch = [Triplet("q1", "p1", (), "g1", "s", "n1"), Triplet("q2", "p2", (), "g2", "s", "n2")]
+    asked = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])  # q1 q2 n1 n2
+    near_own = _question_side(torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]), asked, batch, [0, 1])
+    near_miss = _question_side(torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]), asked, batch, [0, 1])
+    assert float(near_own) < 0.01 < 1.0 < float(near_miss)

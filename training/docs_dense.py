@@ -4,7 +4,7 @@ The mined near misses of a docs_faq row share the question's words (other sectio
 answers of the repository), and ``training.docs_misses`` adds other pages by BM25. A question in a user's own
 words shares few words with anything, so what the engine puts beside its answer comes from the vector lane:
 units whose meaning is near the question's. ``DenseMisses`` embeds every citable unit of one repository as
-the embedding queue embeds it (``training.embedder_data.embedded_text``) and gives, for a query as asked, the
+the embedding queue embeds it (``training.docs_pages.embedded_text``) and gives, for a query as asked, the
 units nearest it by cosine outside the answer's own section, best first.
 
 Another section can answer as well (a guide beside the reference). A unit whose text is the answer's own is
@@ -21,8 +21,7 @@ import numpy as np
 from indexer.embedder import EmbeddingModel, load_embedding_model
 from indexer.markdown import TextUnit
 from training.data import norm_key
-from training.docs_mix import RepoIndex
-from training.embedder_data import embedded_text, page_units
+from training.docs_pages import RepoIndex, embedded_text, page_units
 
 __all__ = ["DENSE_MISSES", "DenseLane", "DenseMisses", "dense_lane"]
 

@@ -24,23 +24,21 @@ Only repositories whose role in ``training.docs_split`` is ``train`` are read.
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.search import headed_text
-from indexer.markdown import TextUnit, UnitKind
-from indexer.segment import markdown_units
+from indexer.markdown import TextUnit
 from training.data import RelRow, norm_key, read_jsonl
 from training.docs_misses import OtherPages
+from training.docs_pages import CITABLE as _CITABLE
+from training.docs_pages import DocsPage, RepoIndex, parse_page, read_corpus
 from training.docs_queries import reworded
 from training.docs_recipe import DocsRecipe
 from training.docs_split import role
-from training.docs_text import in_paragraph, same_key
+from training.docs_text import in_paragraph
 
 if TYPE_CHECKING:
     from training.docs_dense import DenseMisses
@@ -60,26 +58,6 @@ __all__ = [
     "read_corpus",
 ]
 
-_CITABLE = (UnitKind.SENTENCE, UnitKind.TABLE_ROW, UnitKind.CODE)
-
-
-@dataclass(frozen=True, slots=True)
-class DocsPage:
-    """One parsed page: its units and each unit's normalised text."""
-
-    units: list[TextUnit]
-    keys: list[str]
-
-    def find(self, text: str, exact: bool = False) -> int | None:
-        """The index of the citable unit whose text is ``text``; unless ``exact``, failing that, the first
-        one that starts ``text`` or that ``text`` starts (see ``same_text``)."""
-        key = norm_key(text)
-        citable = [i for i, unit in enumerate(self.units) if unit.kind in _CITABLE]
-        found = next((i for i in citable if self.keys[i] == key and key), None)
-        if found is not None or exact:
-            return found
-        return next((i for i in citable if same_key(self.keys[i], key)), None)
-
 
 def _read(unit: TextUnit) -> str:
     return headed_text(unit.heading_path, unit.text)
@@ -87,49 +65,6 @@ def _read(unit: TextUnit) -> str:
 
 def _bare(unit: TextUnit) -> str:
     return unit.text
-
-
-def parse_page(text: str) -> DocsPage:
-    """A page's Markdown source as the indexer segments it."""
-    units = markdown_units(text)
-    return DocsPage(units, [norm_key(u.text) for u in units])
-
-
-def read_corpus(corpus: Path, repository: str) -> dict[str, DocsPage]:
-    """Every page of one repository's corpus file, parsed, by path."""
-    file = corpus / (repository.replace("/", "__") + ".jsonl.gz")
-    with gzip.open(file, "rt", encoding="utf-8") as fh:
-        return {obj["path"]: parse_page(obj["text"]) for obj in map(json.loads, fh)}
-
-
-class RepoIndex:
-    """Where each citable unit of a repository is, by the first characters of its normalised text."""
-
-    def __init__(self, pages: dict[str, DocsPage]) -> None:
-        self.pages = pages
-        self._by_prefix: dict[str, list[tuple[str, int]]] = {}
-        for path, page in pages.items():
-            for i, (unit, key) in enumerate(zip(page.units, page.keys, strict=True)):
-                if unit.kind in _CITABLE and key:
-                    self._by_prefix.setdefault(key[:12], []).append((path, i))
-
-    def citable(self) -> Iterator[tuple[str, TextUnit]]:
-        """Every citable unit of the repository with its page's path."""
-        for path, page in self.pages.items():
-            yield from ((path, unit) for unit in page.units if unit.kind in _CITABLE)
-
-    def locate(self, path: str, text: str) -> tuple[DocsPage, int] | None:
-        """``text`` itself on its page, else anywhere in the repository; failing that, a unit that starts
-        it or that it starts, on its page first."""
-        page = self.pages.get(path)
-        candidates = [p for p, _ in self._by_prefix.get(norm_key(text)[:12], []) if p != path]
-        for exact in (True, False):
-            if page is not None and (i := page.find(text, exact)) is not None:
-                return page, i
-            for other_path in dict.fromkeys(candidates):
-                if (j := self.pages[other_path].find(text, exact)) is not None:
-                    return self.pages[other_path], j
-        return None
 
 
 MAX_UNCERTAIN = 2
@@ -247,7 +182,7 @@ def load_docs(
     source = f"docs_faq/{file.name.split('.')[0]}"
     lane = None
     if recipe.dense_misses:
-        from training.docs_dense import dense_lane  # it imports this module
+        from training.docs_dense import dense_lane  # loads an embedder: only where the recipe asks
 
         lane = dense_lane(recipe.dense_embedder)
     for repository in sorted(by_repo):

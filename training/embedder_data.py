@@ -24,10 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.embedding_context import ContextOptions, contextual_text
 from indexer.markdown import TextUnit
 from training.data import norm_key, read_jsonl
-from training.docs_mix import _CITABLE, DocsPage, RepoIndex, read_corpus
+from training.docs_pages import DocsPage, RepoIndex, embedded_text, page_units, read_corpus
 from training.docs_split import role
 
 __all__ = [
@@ -40,10 +39,9 @@ __all__ = [
     "kept_rewrites",
     "page_units",
     "read_rewrites",
+    "row_negatives",
     "write_rewrites",
 ]
-
-_OPTIONS = ContextOptions()
 
 REWRITES = Path(__file__).resolve().parent / "data" / "docs_rewrites.jsonl.gz"
 """The training repositories' kept rewrites, committed (`write_rewrites`): the shipped embedder was trained on
@@ -60,18 +58,8 @@ class Triplet:
     negatives: tuple[str, ...]
     group: str
     source: str
-
-
-def embedded_text(page: DocsPage, index: int) -> str:
-    """The unit at `index` as the embedding queue embeds it (heading path, dependent previous sentence)."""
-    unit = page.units[index]
-    previous = page.units[index - 1].text if index > 0 else None
-    return contextual_text(unit.text, unit.heading_path, None, previous, _OPTIONS)
-
-
-def page_units(page: DocsPage) -> list[int]:
-    """The indexes of the page's citable units."""
-    return [i for i, unit in enumerate(page.units) if unit.kind in _CITABLE]
+    near_miss: str = ""
+    """A question the positive does not answer (the question-side hard negative), or empty."""
 
 
 def kept_rewrites(data: Path) -> dict[tuple[str, str, str], list[str]]:
@@ -112,9 +100,11 @@ def _in_section(unit: TextUnit, section: tuple[str, ...]) -> bool:
     return unit.heading_path[: len(section)] == section
 
 
-def _negatives(
+def row_negatives(
     row: dict[str, object], index: RepoIndex, page: DocsPage, start: int, rng: random.Random
 ) -> list[str]:
+    """A mined row's hard negatives as embedded text: its near misses located outside the answer's own
+    section, then one unit of another section of the same page."""
     section = page.units[start].heading_path
     out: list[str] = []
     for text in row.get("negatives") or []:  # type: ignore[attr-defined]
@@ -165,7 +155,7 @@ def docs_triplets(
             if page is None or start is None:
                 continue
             positive = embedded_text(page, start)
-            negatives = tuple(_negatives(row, index, page, start, rng))
+            negatives = tuple(row_negatives(row, index, page, start, rng))
             group = f"{repository}:{row['path']}:{norm_key(positive)[:80]}"
             question = str(row["question"])
             out.append(Triplet(question, positive, negatives, group, f"mined/{row['kind']}"))

@@ -17,9 +17,9 @@ import numpy as np
 
 from indexer.embedder import EmbedderRuntime
 from training.data import norm_key, read_jsonl
-from training.docs_mix import RepoIndex, read_corpus
+from training.docs_pages import RepoIndex, embedded_text, page_units, read_corpus
 from training.docs_split import role
-from training.embedder_data import embedded_text, kept_rewrites, page_units
+from training.embedder_data import kept_rewrites
 
 __all__ = ["Question", "RepoUnits", "dense_recall", "embedder_spec", "load_questions"]
 

@@ -2,13 +2,19 @@
 
     python -m training.train_embedder DOCS_FAQ --out DIR [--nq FILE] [--general N] [--overflow N]
         [--epochs N] [--batch-size N] [--lr F] [--seed N] [--no-rewrites] [--eval-roles tune]
-        [--freeze-layers N] [--rewrites FILE]
+        [--freeze-layers N] [--rewrites FILE] [--written FILE ...] [--near-miss-weight F] [--start DIR]
 
 Data (``training.embedder_data``): the training repositories' mined questions and their kept user-worded
 rewrites, each with its positive read as the embedding queue reads it and its mined near misses as hard
 negatives, plus `--general` replay rows of Natural Questions. Loss: in-batch softmax (multiple negatives
 ranking, scale 20) over every positive and hard negative of the batch; candidates that share the anchor's
 positive are masked, so two wordings of one question are never each other's negatives.
+
+`--written` adds the questions written in users' words (``training.embedder_written``: each usable row's
+`plain`, `situation` and `terse` questions against its mined answer). Their `near_miss` questions add a
+second term, weighted `--near-miss-weight`: each such positive is scored against the batch's questions and
+the near-miss questions, and must pick its own question (the same sentence asked something it does not
+answer is the hard negative). `--start` continues from a saved model instead of all-MiniLM-L6-v2.
 
 The model is written after every epoch to ``DIR/epoch-N`` as a sentence-transformers folder (mean pooling,
 the base model's tokenizer), with ``training.json`` holding the arguments, the data counts and the dense
@@ -36,6 +42,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from training.embedder_data import REWRITES, Triplet, count_by_source, docs_triplets, general_triplets
 from training.embedder_eval import dense_recall, load_questions
+from training.embedder_written import written_triplets
 
 QUERY_TOKENS = 64
 PASSAGE_TOKENS = 128
@@ -112,8 +119,12 @@ def batches(triplets: list[Triplet], size: int, rng: random.Random) -> list[list
     return out
 
 
-def step_loss(encoder: Encoder, batch: list[Triplet], rng: random.Random) -> torch.Tensor:
-    queries = encoder.forward([t.query for t in batch], QUERY_TOKENS)
+def step_loss(
+    encoder: Encoder, batch: list[Triplet], rng: random.Random, near_miss_weight: float = 0.0
+) -> torch.Tensor:
+    near = [i for i, t in enumerate(batch) if t.near_miss] if near_miss_weight > 0 else []
+    asked = encoder.forward([t.query for t in batch] + [batch[i].near_miss for i in near], QUERY_TOKENS)
+    queries = asked[: len(batch)]
     negatives = [rng.choice(t.negatives) for t in batch if t.negatives]
     passages = encoder.forward([t.positive for t in batch] + negatives, PASSAGE_TOKENS)
     scores = SCALE * queries @ passages.T
@@ -125,7 +136,27 @@ def step_loss(encoder: Encoder, batch: list[Triplet], rng: random.Random) -> tor
         ]
     )
     scores = scores.masked_fill(same, -1e4)
-    return torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+    loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+    if not near:
+        return loss
+    return loss + near_miss_weight * _question_side(passages, asked, batch, near)
+
+
+def _question_side(
+    passages: torch.Tensor, asked: torch.Tensor, batch: list[Triplet], near: list[int]
+) -> torch.Tensor:
+    """Each positive with a near-miss question, softmaxed over the batch's questions and the near-miss
+    questions: its own question must win. Questions of the same positive other than its own are masked."""
+    rows = passages[near]
+    scores = SCALE * rows @ asked.T
+    same = torch.tensor(
+        [
+            [j < len(batch) and j != i and batch[j].positive == batch[i].positive for j in range(len(asked))]
+            for i in near
+        ]
+    )
+    scores = scores.masked_fill(same, -1e4)
+    return torch.nn.functional.cross_entropy(scores, torch.tensor(near))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -147,6 +178,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--eval-roles", default="tune")
     parser.add_argument("--freeze-layers", type=int, default=2, help="embeddings and the lower N layers")
+    parser.add_argument("--written", type=Path, action="append", default=[], help="users_written*.jsonl.gz")
+    parser.add_argument("--near-miss-weight", type=float, default=0.5)
+    parser.add_argument("--start", type=Path, help="a saved sentence-transformers folder to continue from")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
@@ -157,13 +191,15 @@ def main(argv: list[str] | None = None) -> None:
         seed=args.seed,
         rewrites_file=args.rewrites,
     )
+    if args.written:
+        triplets += written_triplets(args.written, seed=args.seed)
     if args.nq and args.general:
         triplets += general_triplets(args.nq, args.general, args.seed)
     counts = count_by_source(triplets)
     print(json.dumps({"triplets": counts}), flush=True)
     roles = tuple(r for r in args.eval_roles.split(",") if r)
     questions, units = load_questions(args.data, roles) if roles else ([], {})
-    encoder = Encoder(base_model_dir())
+    encoder = Encoder(args.start or base_model_dir())
     record: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "data": counts, "eval": {}}
     if roles:
         record["eval"]["base"] = dense_recall(encoder.encode, questions, units)
@@ -184,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
         encoder.model.train()
         losses: list[float] = []
         for batch in batches(triplets, args.batch_size, rng):
-            loss = step_loss(encoder, batch, rng)
+            loss = step_loss(encoder, batch, rng, args.near_miss_weight)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimizer.step()

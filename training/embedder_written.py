@@ -1,0 +1,78 @@
+"""Embedder triplets from the questions written in users' words (``docs_faq/users_written*.jsonl.gz``).
+
+A usable written row names a mined row (its line number in ``pairs.jsonl.gz``, or in
+``heading_overflow.jsonl.gz`` for the overflow file) and asks it three ways its mined answer answers:
+``plain``, ``situation`` and ``terse``. Each style gives one triplet:
+
+- the query: the written question;
+- the positive: the mined answer as the embedding queue embeds it (``embedder_data.embedded_text``);
+- the hard negatives: the mined near misses located on the parsed pages outside the answer's section, then
+  a unit of another section of the same page (as ``embedder_data.docs_triplets`` builds them);
+- ``near_miss``: the row's ``near_miss`` question, which the positive does not answer. The trainer scores the
+  positive against the batch's questions and these, so the answer is pulled to its own question and away
+  from a question on the same page that it does not answer.
+
+The triplet's ``group`` is the mined row's, so a written question and the mined question of one answer are
+never each other's negatives. Only repositories whose role in ``training.docs_split`` is in ``roles`` (train
+by default) are read, and rows not ``usable`` are skipped.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from training.data import norm_key, read_jsonl
+from training.docs_pages import RepoIndex, embedded_text, read_corpus
+from training.docs_split import role
+from training.docs_written import MINED_FILE, STYLES
+from training.embedder_data import Triplet, row_negatives
+
+__all__ = ["written_triplets"]
+
+
+_Rows = dict[str, list[tuple[dict[str, object], dict[str, object]]]]
+
+
+def _pairs(file: Path, roles: tuple[str, ...]) -> _Rows:
+    mined_name = MINED_FILE.get(file.name)
+    if mined_name is None:
+        raise ValueError(f"{file.name}: not a users_written file ({', '.join(MINED_FILE)})")
+    wanted = {int(w["row"]): w for w in read_jsonl(file) if w.get("usable") and role(str(w["repo"])) in roles}
+    by_repo: _Rows = {}
+    for n, row in enumerate(read_jsonl(file.parent / mined_name)):
+        written = wanted.get(n)
+        if written is None:
+            continue
+        if (row["repo"], row["question"]) != (written["repo"], written["question"]):
+            raise ValueError(f"{file.name}: row {n} names {written['question']!r}, the mined row differs")
+        by_repo.setdefault(str(row["repo"]), []).append((row, written))
+    return by_repo
+
+
+def written_triplets(
+    files: list[Path], roles: tuple[str, ...] = ("train",), *, seed: int = 0
+) -> list[Triplet]:
+    """One triplet per written style of every usable row of `files` in the repositories of `roles`; a row
+    whose mined answer is not found on its page gives none."""
+    rng = random.Random(seed)
+    out: list[Triplet] = []
+    for file in files:
+        source = f"written/{file.name.split('.')[0]}"
+        by_repo = _pairs(file, roles)
+        for repository in sorted(by_repo):
+            index = RepoIndex(read_corpus(file.parent / "corpus", repository))
+            for row, written in by_repo[repository]:
+                page = index.pages.get(str(row["path"]))
+                start = page.find(str(row["positive"])) if page is not None else None
+                if page is None or start is None:
+                    continue
+                positive = embedded_text(page, start)
+                negatives = tuple(row_negatives(row, index, page, start, rng))
+                group = f"{repository}:{row['path']}:{norm_key(positive)[:80]}"
+                near = str(written.get("near_miss") or "").strip()
+                for style in STYLES:
+                    query = str(written.get(style) or "").strip()
+                    if query:
+                        out.append(Triplet(query, positive, negatives, group, f"{source}/{style}", near))
+    return out
