@@ -1,10 +1,11 @@
 """The feedback loop's targets (#53), asked through the whole engine on docs questions in users' words.
 
     python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
-        [--memory-floor F] [--sample N] [--p95-rows N] [--synthetic N] [--dump FILE]
+        [--memory-floor F] [--sample N] [--p95-rows N] [--synthetic N] [--embedder LABEL=SPEC] [--dump FILE]
 
 DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
-the same (`DIR/pages/NAME`, database `DIR/db-default`: a workdir that bench made is reused). Each row:
+the same (`DIR/pages/NAME`, database `DIR/db-LABEL` of `--embedder`, default `default`: a workdir that bench
+made is reused). Each row:
 1. is asked in `plain` words, before any feedback (every row first, so no row is answered from another's);
 2. gets helpful feedback naming the row's mined answer sentence (`engine.feedback.give_feedback`, what
    `POST /v1/answers/{id}/feedback` runs), on that plain answer;
@@ -177,9 +178,9 @@ def _run(
     config = load_config()
     names_in_role = [n.replace("/", "__") for n in ROLES[args.role]]
     repos = [Repository(n, work / "pages" / n) for n in names_in_role]
-    database = open_database(None, work / "db-default")
+    label, name, runtime = embedder_spec(args.embedder)
+    database = open_database(None, work / f"db-{label}")
     options = IndexOptions(config.indexing.max_file_bytes, config.indexing.code_blocks)
-    _, name, runtime = embedder_spec("default=")
     names = replace(model_names(config), embedder=name, embedder_runtime=runtime)
     settings = EngineConfig()
     if args.memory_floor is not None:
@@ -294,17 +295,19 @@ def report(records: list[dict[str, Any]], figures: dict[str, Any], synthetic: in
         print(f"{name:<{width}}  {value}")
 
 
-def similarities(rows: list[Written]) -> None:
-    """Print the cosine of each row's plain question to its other wordings and to its near miss (the
-    default embedder's): where a memory floor separates the same question from a near miss."""
-    _, name, runtime = embedder_spec("default=")
+def similarities(rows: list[Written], spec: str = "default=") -> None:
+    """Print the cosine of each row's plain question to its other wordings and to its near miss (`spec`'s
+    embedder): where a memory floor separates the same question from a near miss."""
+    _, name, runtime = embedder_spec(spec)
     model = load_embedding_model(name, runtime)
     plain = model.encode([w.asked["plain"] for w in rows])
     for other in ("situation", "terse", "near_miss"):
         texts = [w.near_miss if other == "near_miss" else w.asked[other] for w in rows]
         cos = [float(a @ b) for a, b in zip(plain, model.encode(texts), strict=True)]
         quantiles = " ".join(f"p{int(q * 100)} {percentile(cos, q):.3f}" for q in (0.1, 0.25, 0.5, 0.75, 0.9))
-        floors = " ".join(f">={f}: {sum(c >= f for c in cos)}" for f in (0.6, 0.65, 0.7, 0.75, 0.8, 0.85))
+        floors = " ".join(
+            f">={f}: {sum(c >= f for c in cos)}" for f in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85)
+        )
         print(f"plain to {other} ({len(cos)}): {quantiles}; {floors}", flush=True)
 
 
@@ -320,11 +323,12 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=10_000, help="accepted answers stored for the timing")
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--similarities", action="store_true", help="only the questions' cosines; no index")
+    ap.add_argument("--embedder", default="default=", help="LABEL=SPEC[@RUNTIME] (the index's and memory's)")
     args = ap.parse_args()
     rows = written_rows(args.data, args.role, args.limit)
     print(f"{len(rows)} usable written rows of {args.role}", flush=True)
     if args.similarities:
-        similarities(rows)
+        similarities(rows, args.embedder)
         return
     with workspace(args.workdir) as work:
         for name in ROLES[args.role]:
