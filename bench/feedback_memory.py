@@ -1,7 +1,8 @@
 """The feedback loop's targets (#53), asked through the whole engine on docs questions in users' words.
 
     python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
-        [--memory-floor F] [--sample N] [--p95-rows N] [--synthetic N] [--embedder LABEL=SPEC] [--dump FILE]
+        [--memory-floor F] [--vouch-floor F] [--sample N] [--p95-rows N] [--synthetic N]
+        [--embedder LABEL=SPEC] [--dump FILE]
 
 DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
 the same (`DIR/pages/NAME`, database `DIR/db-LABEL` of `--embedder`, default `default`: a workdir that bench
@@ -185,7 +186,13 @@ def _run(
     settings = EngineConfig()
     if args.memory_floor is not None:
         settings = replace(settings, memory=replace(settings.memory, min_similarity=args.memory_floor))
-    figures: dict[str, Any] = {"floor": settings.memory.min_similarity}
+    if args.vouch_floor is not None:
+        settings = replace(settings, memory=replace(settings.memory, vouch_similarity=args.vouch_floor))
+    figures: dict[str, Any] = {
+        "floor": settings.memory.min_similarity,
+        "vouch": settings.memory.vouch_similarity,
+        "embedder": label,
+    }
     records: list[dict[str, Any]] = []
     with database.connect() as conn:
         model = load_embedding_model(name, runtime)
@@ -318,6 +325,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="the first N usable rows only (a smoke run)")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--memory-floor", type=float, help="MemoryConfig.min_similarity (default: the engine's)")
+    ap.add_argument("--vouch-floor", type=float, help="MemoryConfig.vouch_similarity (default: the engine's)")
     ap.add_argument("--sample", type=int, default=30, help="rows asked scoped and made stale")
     ap.add_argument("--p95-rows", type=int, default=60, help="rows timed without and with --synthetic")
     ap.add_argument("--synthetic", type=int, default=10_000, help="accepted answers stored for the timing")

@@ -10,10 +10,15 @@ close question had the same sentence rejected (unhelpful feedback).
 
 An offered sentence is proposed as its own clause and goes through the verifier's stages (entailment,
 contradiction against the evidence and the clauses already accepted, coverage, relevance, the composite and
-the answer check). Its relevance, as the relevance model and the answer check read it, is raised to the
-similarity of the two questions: the team said the sentence answers the earlier question, and the new one
-asks the same thing. An accepted clause says where it came from (`AnswerClause.remembered`, `chosen_by`
-"team"); a refused one is in the trace with its stage. The floors are not tuned yet: `bench/` measures them.
+the answer check). Two floors decide whose word counts:
+- at or above `MemoryConfig.vouch_similarity` (or the same question key, or, without an embedder, the
+  overlap floor) the two questions ask the same thing, so the team's word stands: the sentence's relevance,
+  as the relevance model and the answer check read it, is raised to that similarity;
+- between `min_similarity` and `vouch_similarity` the questions are only near (a question on the same page
+  that asks something else is often as near as a rewording), so the sentence is offered but rated by the
+  models as any candidate: memory brings it in front of the verifier, and the verifier decides.
+An accepted clause says where it came from (`AnswerClause.remembered`, `chosen_by` "team"); a refused one is
+in the trace with its stage. `bench/feedback_memory.py` measures the floors (``docs/feedback.md``).
 """
 
 from __future__ import annotations
@@ -61,7 +66,11 @@ class MemoryConfig:
     """When an accepted sentence is offered again."""
 
     min_similarity: float = 0.8
-    """The least cosine between the new question's embedding and the accepted question's."""
+    """The least cosine between the new question's embedding and the accepted question's for the sentence
+    to be offered (and rated by the models)."""
+    vouch_similarity: float = 0.8
+    """The least cosine at which the team's word stands in for the models' (the sentence's relevance and
+    answer check are raised to the cosine)."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
@@ -79,6 +88,8 @@ class Recalled:
     answer_id: str
     accepted_at: datetime
     similarity: float
+    vouched: bool = True
+    """Whether the questions are close enough for the team's word to stand in for the models'."""
 
     def to_dict(self) -> dict[str, str]:
         """The clause's `remembered` member."""
@@ -101,8 +112,13 @@ def recall(
     found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
     floor = config.min_similarity if vector is not None else config.min_overlap
 
+    vouch = max(floor, config.vouch_similarity) if vector is not None else floor
+
+    def same(pair: Remembered) -> bool:
+        return bool(key) and pair.question_key == key
+
     def close(pair: Remembered) -> bool:
-        return pair.similarity >= floor or (bool(key) and pair.question_key == key)
+        return pair.similarity >= floor or same(pair)
 
     held_back = {p.sentence_id for p in found if not p.helpful and close(p)}
     offered: dict[int, Recalled] = {}
@@ -114,7 +130,12 @@ def recall(
             and pair.sentence_id not in offered
         ):
             offered[pair.sentence_id] = Recalled(
-                pair.sentence_id, pair.question, pair.answer_id, pair.accepted_at, pair.similarity
+                pair.sentence_id,
+                pair.question,
+                pair.answer_id,
+                pair.accepted_at,
+                pair.similarity,
+                pair.similarity >= vouch or same(pair),
             )
     return list(offered.values())[: config.max_clauses]
 
@@ -154,10 +175,12 @@ def add_remembered(
         pool.round_of.setdefault(hit.sentence_id, trace.round)
         if relevance is not None:
             rated = pool.rate(question, relevance, [hit])
-            rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity)
+            if r.vouched:
+                rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity)
         if check is not None:
             checked = pool.rate_check(question, check, [hit])
-            checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity)
+            if r.vouched:
+                checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity)
     proposals = [Proposal(hits[r.sentence_id].text, ReferenceNeed.SINGLE, (r.sentence_id,)) for r in fresh]
     accepted = [c.clause for c in result.clauses]
     for r, verdict in zip(fresh, verifier.verify(question, proposals, pool, accepted), strict=True):

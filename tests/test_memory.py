@@ -156,3 +156,34 @@ def conn_factory(conn: Connection) -> Any:
     from contextlib import nullcontext
 
     return partial(nullcontext, conn)
+
+
+class _Pairs:
+    """The store's answer, scripted: `recall` is a pure choice over what `remembered` returns."""
+
+    def __init__(self, *pairs: Any) -> None:
+        self.pairs = list(pairs)
+
+    def remembered(self, *_: Any) -> list[Any]:
+        return self.pairs
+
+
+def test_a_near_question_is_offered_for_the_models_to_rate_and_only_a_close_one_is_vouched_for() -> None:
+    from datetime import UTC, datetime
+
+    from engine.memory import MemoryConfig, recall
+    from indexer.remembered import Remembered
+
+    now = datetime.now(UTC)
+    close = Remembered("How do I bless UI tests?", "a1", now, 1, 0.9)
+    near = Remembered("How do I run UI tests?", "a2", now, 2, 0.65)
+    far = Remembered("What is a lint?", "a3", now, 3, 0.3)
+    config = MemoryConfig(min_similarity=0.6, vouch_similarity=0.8)
+    offered = recall(_Pairs(close, near, far), REWORDED, [1.0], Filters(), config)
+    assert [(r.sentence_id, r.vouched) for r in offered] == [(1, True), (2, False)]
+    same_key = Remembered(ASKED, "a4", now, 4, 0.1, question_key=question_key(ASKED))
+    [again] = recall(_Pairs(same_key), ASKED, [1.0], Filters(), config)
+    assert again.vouched, "the same question in other case and punctuation is the same question"
+    overlapping = _Pairs(Remembered(ASKED, "a5", now, 5, 0.8))
+    [without_embedder] = recall(overlapping, REWORDED, None, Filters(), config)
+    assert without_embedder.vouched, "without an embedder the overlap floor is the only floor"
