@@ -71,7 +71,8 @@ class Encoder:
 
     def __init__(self, folder: Path) -> None:
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        self.model = AutoModel.from_pretrained(str(folder))
+        # float32 always: a shipped folder may hold float16 weights, which CPUs train slowly and badly
+        self.model = AutoModel.from_pretrained(str(folder), dtype=torch.float32)
 
     def forward(self, texts: Sequence[str], max_tokens: int) -> torch.Tensor:
         batch = self.tokenizer(
