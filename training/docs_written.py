@@ -24,7 +24,16 @@ from training.data import RelRow, read_jsonl
 from training.docs_mix import UNCERTAIN, RepoIndex, pairs_for_row, read_corpus
 from training.docs_split import role
 
-__all__ = ["MINED_FILE", "NEAR_MISSES_KEPT", "STYLES", "UNCERTAIN_KEPT", "load_written", "written_groups"]
+__all__ = [
+    "MINED_FILE",
+    "NEAR_MISSES_KEPT",
+    "STYLES",
+    "UNCERTAIN_KEPT",
+    "Joined",
+    "joined_rows",
+    "load_written",
+    "written_groups",
+]
 
 STYLES = ("plain", "situation", "terse")
 """The written questions a usable row has, each answered by its mined answer."""
@@ -72,16 +81,20 @@ def written_groups(
     return out
 
 
-def load_written(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
-    """Relevance rows from a written file, for the repositories whose role is in ``roles``; the mined file
-    it names (``MINED_FILE``) and the ``corpus/`` folder are beside it."""
+Joined = dict[str, list[tuple[dict[str, object], dict[str, object]]]]
+"""Repository -> (mined row, written row) of every usable written row, in the mined file's order."""
+
+
+def joined_rows(file: Path, roles: tuple[str, ...] = ("train",)) -> Joined:
+    """The usable rows of a written file for the repositories whose role is in ``roles``, each joined to the
+    mined row it names (``MINED_FILE``, beside it); a written row naming another question is an error."""
     mined_name = MINED_FILE.get(file.name)
     if mined_name is None:
         raise ValueError(f"{file.name}: not a users_written file ({', '.join(MINED_FILE)})")
     wanted: dict[int, dict[str, object]] = {
         int(w["row"]): w for w in read_jsonl(file) if w.get("usable") and role(str(w["repo"])) in roles
     }
-    by_repo: dict[str, list[tuple[dict[str, object], dict[str, object]]]] = {}
+    by_repo: Joined = {}
     for n, row in enumerate(read_jsonl(file.parent / mined_name)):
         written = wanted.get(n)
         if written is None:
@@ -89,6 +102,13 @@ def load_written(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow
         if (row["repo"], row["question"]) != (written["repo"], written["question"]):
             raise ValueError(f"{file.name}: row {n} names {written['question']!r}, the mined row differs")
         by_repo.setdefault(str(row["repo"]), []).append((row, written))
+    return by_repo
+
+
+def load_written(file: Path, roles: tuple[str, ...] = ("train",)) -> list[RelRow]:
+    """Relevance rows from a written file, for the repositories whose role is in ``roles``; the mined file
+    it names (``MINED_FILE``) and the ``corpus/`` folder are beside it."""
+    by_repo = joined_rows(file, roles)
     source = f"docs_faq/{file.name.split('.')[0]}"
     out: list[RelRow] = []
     for repository in sorted(by_repo):

@@ -22,32 +22,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from training.data import norm_key, read_jsonl
+from training.data import norm_key
 from training.docs_pages import RepoIndex, embedded_text, read_corpus
-from training.docs_split import role
-from training.docs_written import MINED_FILE, STYLES
+from training.docs_written import STYLES, joined_rows
 from training.embedder_data import Triplet, row_negatives
 
 __all__ = ["written_triplets"]
-
-
-_Rows = dict[str, list[tuple[dict[str, object], dict[str, object]]]]
-
-
-def _pairs(file: Path, roles: tuple[str, ...]) -> _Rows:
-    mined_name = MINED_FILE.get(file.name)
-    if mined_name is None:
-        raise ValueError(f"{file.name}: not a users_written file ({', '.join(MINED_FILE)})")
-    wanted = {int(w["row"]): w for w in read_jsonl(file) if w.get("usable") and role(str(w["repo"])) in roles}
-    by_repo: _Rows = {}
-    for n, row in enumerate(read_jsonl(file.parent / mined_name)):
-        written = wanted.get(n)
-        if written is None:
-            continue
-        if (row["repo"], row["question"]) != (written["repo"], written["question"]):
-            raise ValueError(f"{file.name}: row {n} names {written['question']!r}, the mined row differs")
-        by_repo.setdefault(str(row["repo"]), []).append((row, written))
-    return by_repo
 
 
 def written_triplets(
@@ -59,7 +39,7 @@ def written_triplets(
     out: list[Triplet] = []
     for file in files:
         source = f"written/{file.name.split('.')[0]}"
-        by_repo = _pairs(file, roles)
+        by_repo = joined_rows(file, roles)
         for repository in sorted(by_repo):
             index = RepoIndex(read_corpus(file.parent / "corpus", repository))
             for row, written in by_repo[repository]:
