@@ -1,7 +1,8 @@
 """Docs questions written in users' words, asked through the whole engine: the first figure of a docs change.
 
     python bench/docs_written.py DOCS_FAQ [--role heldout|tune] [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK]]
-        [--embedder LABEL=SPEC ...] [--styles plain,situation,terse] [--limit N] [--workdir DIR] [--dump FILE]
+        [--embedder LABEL=SPEC ...] [--columns EMB:MODEL,...] [--styles plain,situation,terse] [--limit N]
+        [--workdir DIR] [--dump FILE]
 
 DOCS_FAQ is `traindata/docs_faq`. The questions are the usable rows of `users_written.jsonl.gz` of the role's
 repositories (`--role heldout`, the default: never trained or tuned on; `--role tune`: where floors may be
@@ -13,8 +14,8 @@ chosen). Each row is asked:
   unanswerable variant (the pages are put back after).
 
 The role's pages are indexed and embedded once per `--embedder` (default: the default embedder; several are
-measured in one run, each model's column then named `EMBEDDER:MODEL`), and every `--model` answers on each
-index: `LABEL=` is the shipped relevance model and answer check,
+measured in one run, each model's column then named `EMBEDDER:MODEL`, and `--columns` keeps only the named
+ones), and every `--model` answers on each index: `LABEL=` is the shipped relevance model and answer check,
 `LABEL=PATH` a relevance model in place of the shipped one, `LABEL=PATH,CHECK` an answer check too (`none`:
 no answer check), and `@REL,CHECK` the verifier's floors for that model (`VerifyConfig.min_relevance`,
 `min_answer_check`; default the engine's). With `--dump`, `bench/floor_sweep.py` replays floors on the
@@ -227,6 +228,7 @@ def main() -> None:
     ap.add_argument("--role", choices=sorted(ROLES), default="heldout")
     ap.add_argument("--model", action="append", default=[], help="LABEL=RELEVANCE[,CHECK][@REL,CHECK]")
     ap.add_argument("--embedder", action="append", default=[], help="LABEL=SPEC[@RUNTIME]")
+    ap.add_argument("--columns", default="", help="EMB:MODEL,... (several embedders): only these")
     ap.add_argument("--styles", default=",".join(STYLES))
     ap.add_argument("--limit", type=int, help="the first N usable rows only (a smoke run)")
     ap.add_argument("--workdir", type=Path)
@@ -245,13 +247,17 @@ def main() -> None:
         embedders = args.embedder or ["default="]
         labels: list[str] = []
         records: list[dict[str, Any]] = []
+        wanted = {c for c in args.columns.split(",") if c}
         for spec in embedders:
             named = embedder_spec(spec)[0]
-            for record in _run(work, spec, models, rows, args.role, styles):
+            chosen = [m for m in models if not wanted or f"{named}:{m.label}" in wanted]
+            if not chosen:
+                continue
+            for record in _run(work, spec, chosen, rows, args.role, styles):
                 if len(embedders) > 1:
                     record["model"] = f"{named}:{record['model']}"
                 records.append(record)
-            labels += [f"{named}:{m.label}" if len(embedders) > 1 else m.label for m in models]
+            labels += [f"{named}:{m.label}" if len(embedders) > 1 else m.label for m in chosen]
     report(records, labels, styles)
     if args.dump is not None:
         with args.dump.open("w", encoding="utf-8") as out:
