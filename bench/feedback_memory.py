@@ -3,6 +3,7 @@
     python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
         [--memory-floor F] [--vouch-floor F] [--sample N] [--p95-rows N] [--synthetic N]
         [--embedder LABEL=SPEC] [--dump FILE]
+    python bench/feedback_memory.py DOCS_FAQ --replay DUMP [--floors F,...] [--vouches F,...]
 
 DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
 the same (`DIR/pages/NAME`, database `DIR/db-LABEL` of `--embedder`, default `default`: a workdir that bench
@@ -22,6 +23,8 @@ feedback) and their ms, then the same with `--synthetic` accepted answers stored
 question vectors of the embedder's model: the lookup scans them all; none is close enough to be offered).
 
 The feedback and answer tables are cleared at the start and the end. Figures only; it asserts nothing.
+`--replay` reads a `--dump` of a run with a low `--memory-floor` and `--vouch-floor 1.01` and replays other
+floors on it (`replay`); the dump holds each wording's cosine to the accepted question.
 """
 
 from __future__ import annotations
@@ -168,6 +171,42 @@ def synthetic_pairs(conn: Connection, count: int, model: str, dimension: int, se
         )
 
 
+def _similarities(model: Any, fed: list[dict[str, Any]]) -> None:
+    """Each fed row's cosine of its plain question (the accepted one) to its situation, terse and near-miss
+    wordings, as the memory's lookup reads them (the index's embedder), for `--replay`."""
+    if not fed:
+        return
+    plain = model.encode([r["asked"]["plain"] for r in fed])
+    for key in ("situation", "terse", "near"):
+        texts = [r["near_miss"] if key == "near" else r["asked"][key] for r in fed]
+        for r, a, b in zip(fed, plain, model.encode(texts), strict=True):
+            r.setdefault("similarity", {})[key] = float(a @ b)
+
+
+def replay(dump: Path, floors: list[float], vouches: list[float]) -> None:
+    """Replay memory floors on a run made with a low `--memory-floor` and `--vouch-floor` above 1 (every
+    offered sentence rated by the models): a wording is served from memory at (floor, vouch) when its cosine
+    reaches the floor and the models accepted it in the run, or its cosine reaches vouch (a vouched sentence
+    passes the relevance floors); cited by retrieval alone counts as before. Floors below the run's, and
+    the top `candidates` cut, are not replayed."""
+    lines = dump.read_text(encoding="utf-8").splitlines()
+    run = json.loads(lines[0])
+    fed = [r for r in map(json.loads, lines[1:]) if "similarity" in r]
+    print(f"replaying {len(fed)} rows of a run at floor {run['floor']}, vouch {run['vouch']}")
+    print("floor  vouch  situation hit  terse hit  near miss wrong from memory")
+    for floor in floors:
+        for vouch in vouches:
+            figures = []
+            for key in ("situation", "terse", "near"):
+                served = 0
+                for r in fed:
+                    sim, asked = r["similarity"][key], r[key]
+                    memory = sim >= floor and (asked["team"] or sim >= vouch)
+                    served += memory if key == "near" else memory or (asked["hit"] and not asked["team"])
+                figures.append(f"{served / len(fed):.3f} ({served})")
+            print(f"{floor:5.2f}  {vouch:5.2f}  " + "  ".join(figures))
+
+
 def _partial(fed: list[dict[str, Any]]) -> dict[str, int]:
     keys = [(s, k) for s in ("situation", "terse", "near") for k in ("hit", "team")]
     return {"fed": len(fed)} | {f"{s} {k}": sum(r[s][k] for r in fed) for s, k in keys}
@@ -224,6 +263,7 @@ def _run(
                 for style in ("situation", "terse"):
                     r[style] = ask(engine, r["asked"][style], (r["name"],), r["sid"])
                 r["near"] = ask(engine, r["near_miss"], (r["name"],), r["sid"])
+            _similarities(model, fed)
             print(f"{time.perf_counter() - begun:.0f}s: situation, terse and near misses asked", flush=True)
             print(json.dumps(_partial(fed)), flush=True)
             sample = random.Random(11).sample(fed, min(args.sample, len(fed)))
@@ -331,8 +371,15 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=10_000, help="accepted answers stored for the timing")
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--similarities", action="store_true", help="only the questions' cosines; no index")
+    ap.add_argument("--replay", type=Path, help="a --dump of a low-floor run: replay --floors x --vouches")
+    ap.add_argument("--floors", default="0.45,0.5,0.55,0.6,0.65,0.7,0.8")
+    ap.add_argument("--vouches", default="0.7,0.75,0.8,0.85,1.01")
     ap.add_argument("--embedder", default="default=", help="LABEL=SPEC[@RUNTIME] (the index's and memory's)")
     args = ap.parse_args()
+    if args.replay is not None:
+        numbers = [[float(x) for x in text.split(",") if x] for text in (args.floors, args.vouches)]
+        replay(args.replay, *numbers)
+        return
     rows = written_rows(args.data, args.role, args.limit)
     print(f"{len(rows)} usable written rows of {args.role}", flush=True)
     if args.similarities:
