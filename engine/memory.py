@@ -111,7 +111,6 @@ def recall(
     key = question_key(question)
     found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
     floor = config.min_similarity if vector is not None else config.min_overlap
-
     vouch = max(floor, config.vouch_similarity) if vector is not None else floor
 
     def same(pair: Remembered) -> bool:
