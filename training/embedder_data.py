@@ -39,6 +39,7 @@ __all__ = [
     "kept_rewrites",
     "page_units",
     "read_rewrites",
+    "row_answer",
     "row_negatives",
     "write_rewrites",
 ]
@@ -121,6 +122,20 @@ def row_negatives(
     return list(dict.fromkeys(out))
 
 
+def row_answer(
+    row: dict[str, object], index: RepoIndex, rng: random.Random
+) -> tuple[str, tuple[str, ...], str] | None:
+    """A mined row's positive as embedded text, its hard negatives (`row_negatives`) and its group (the
+    positive's repository, path and text); None when the positive is not found on its page."""
+    page = index.pages.get(str(row["path"]))
+    start = page.find(str(row["positive"])) if page is not None else None
+    if page is None or start is None:
+        return None
+    positive = embedded_text(page, start)
+    negatives = tuple(row_negatives(row, index, page, start, rng))
+    return positive, negatives, f"{row['repo']}:{row['path']}:{norm_key(positive)[:80]}"
+
+
 def docs_triplets(
     data: Path,
     roles: tuple[str, ...] = ("train",),
@@ -150,13 +165,10 @@ def docs_triplets(
     for repository in sorted(by_repo):
         index = RepoIndex(read_corpus(data / "corpus", repository))
         for row in by_repo[repository]:
-            page = index.pages.get(str(row["path"]))
-            start = page.find(str(row["positive"])) if page is not None else None
-            if page is None or start is None:
+            answer = row_answer(row, index, rng)
+            if answer is None:
                 continue
-            positive = embedded_text(page, start)
-            negatives = tuple(row_negatives(row, index, page, start, rng))
-            group = f"{repository}:{row['path']}:{norm_key(positive)[:80]}"
+            positive, negatives, group = answer
             question = str(row["question"])
             out.append(Triplet(question, positive, negatives, group, f"mined/{row['kind']}"))
             for text in worded.get((repository, str(row["kind"]), question), []):

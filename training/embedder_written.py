@@ -22,10 +22,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from training.data import norm_key
-from training.docs_pages import RepoIndex, embedded_text, read_corpus
+from training.docs_pages import RepoIndex, read_corpus
 from training.docs_written import STYLES, joined_rows
-from training.embedder_data import Triplet, row_negatives
+from training.embedder_data import Triplet, row_answer
 
 __all__ = ["written_triplets"]
 
@@ -43,13 +42,10 @@ def written_triplets(
         for repository in sorted(by_repo):
             index = RepoIndex(read_corpus(file.parent / "corpus", repository))
             for row, written in by_repo[repository]:
-                page = index.pages.get(str(row["path"]))
-                start = page.find(str(row["positive"])) if page is not None else None
-                if page is None or start is None:
+                answer = row_answer(row, index, rng)
+                if answer is None:
                     continue
-                positive = embedded_text(page, start)
-                negatives = tuple(row_negatives(row, index, page, start, rng))
-                group = f"{repository}:{row['path']}:{norm_key(positive)[:80]}"
+                positive, negatives, group = answer
                 near = str(written.get("near_miss") or "").strip()
                 for style in STYLES:
                     query = str(written.get(style) or "").strip()
