@@ -65,9 +65,10 @@ class RememberedAnswers(Protocol):
 class MemoryConfig:
     """When an accepted sentence is offered again."""
 
-    min_similarity: float = 0.8
+    min_similarity: float = 0.65
     """The least cosine between the new question's embedding and the accepted question's for the sentence
-    to be offered (and rated by the models)."""
+    to be offered (and rated by the models). Chosen on the tune rows' written questions with the default
+    embedder (``docs/feedback.md``)."""
     vouch_similarity: float = 0.8
     """The least cosine at which the team's word stands in for the models' (the sentence's relevance and
     answer check are raised to the cosine)."""
