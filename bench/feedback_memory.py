@@ -171,16 +171,27 @@ def synthetic_pairs(conn: Connection, count: int, model: str, dimension: int, se
         )
 
 
+def plain_cosines(model: Any, plain: list[str], others: dict[str, list[str]]) -> dict[str, list[float]]:
+    """The cosine of each plain question to each of its other wordings, by wording (one encode of the plain
+    questions): how the memory's lookup, on `model`, reads a rewording against the accepted question."""
+    encoded = model.encode(plain)
+    return {
+        k: [float(a @ b) for a, b in zip(encoded, model.encode(v), strict=True)] for k, v in others.items()
+    }
+
+
 def _similarities(model: Any, fed: list[dict[str, Any]]) -> None:
     """Each fed row's cosine of its plain question (the accepted one) to its situation, terse and near-miss
-    wordings, as the memory's lookup reads them (the index's embedder), for `--replay`."""
+    wordings, for `--replay`."""
     if not fed:
         return
-    plain = model.encode([r["asked"]["plain"] for r in fed])
-    for key in ("situation", "terse", "near"):
-        texts = [r["near_miss"] if key == "near" else r["asked"][key] for r in fed]
-        for r, a, b in zip(fed, plain, model.encode(texts), strict=True):
-            r.setdefault("similarity", {})[key] = float(a @ b)
+    others = {
+        k: [r["near_miss"] if k == "near" else r["asked"][k] for r in fed]
+        for k in ("situation", "terse", "near")
+    }
+    for key, cosines in plain_cosines(model, [r["asked"]["plain"] for r in fed], others).items():
+        for r, cosine in zip(fed, cosines, strict=True):
+            r.setdefault("similarity", {})[key] = cosine
 
 
 def replay(dump: Path, floors: list[float], vouches: list[float]) -> None:
@@ -347,10 +358,11 @@ def similarities(rows: list[Written], spec: str = "default=") -> None:
     embedder): where a memory floor separates the same question from a near miss."""
     _, name, runtime = embedder_spec(spec)
     model = load_embedding_model(name, runtime)
-    plain = model.encode([w.asked["plain"] for w in rows])
-    for other in ("situation", "terse", "near_miss"):
-        texts = [w.near_miss if other == "near_miss" else w.asked[other] for w in rows]
-        cos = [float(a @ b) for a, b in zip(plain, model.encode(texts), strict=True)]
+    others = {
+        k: [w.near_miss if k == "near_miss" else w.asked[k] for w in rows]
+        for k in ("situation", "terse", "near_miss")
+    }
+    for other, cos in plain_cosines(model, [w.asked["plain"] for w in rows], others).items():
         quantiles = " ".join(f"p{int(q * 100)} {percentile(cos, q):.3f}" for q in (0.1, 0.25, 0.5, 0.75, 0.9))
         floors = " ".join(
             f">={f}: {sum(c >= f for c in cos)}" for f in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85)
