@@ -19,9 +19,9 @@ from api.settings import ApiSettings
 from engine.search import Retriever
 from indexer.database import Connection, Database
 from tests.api_support import ALPHA_KEY, KEYS, index_two_repositories, real_answering, served
+from tests.page_support import CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
+FLAGS = [  # page_support's, with QUIC and component updates off too
     "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",

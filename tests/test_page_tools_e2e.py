@@ -23,16 +23,8 @@ from engine.search import Retriever
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import ALPHA, BETA, real_answering, served
-from tests.page_support import AXE, serious_violations
+from tests.page_support import AXE, CHROMIUM, FLAGS, serious_violations
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-sync",
-]
 REMOTE = "git@github.com:acme/handbook.git"
 WAIT = {"timeout": 15_000}
 
