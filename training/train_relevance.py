@@ -101,6 +101,15 @@ DOCS_RECIPES = {
             Source("docs_faq/users_written_overflow.jsonl.gz", cap=6_000),
         ),
     ),
+    "docs6w": (
+        DocsRecipe(other_pages=True, headless_share=1 / 3),
+        (
+            *_DOCS_ROWS,
+            *WIDE_REPLAY,
+            Source("docs_faq/users_written.jsonl.gz"),
+            Source("docs_faq/users_written_overflow.jsonl.gz", cap=6_000),
+        ),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -116,7 +125,8 @@ kept user-worded rewrite asked in it (``DocsRecipe.rewrite_share``); docs4uh add
 misses to those (``DocsRecipe.dense_misses``), measured and not shipped either. docs4w is docs4 plus every
 usable training row of the questions written in users' words (``training.docs_written``: three styles
 against the mined answer's passages, and the row's near-miss question against its answer), and a capped
-share of the overflow rows written the same way; it drops the 1.5B rewrites."""
+share of the overflow rows written the same way; it drops the 1.5B rewrites. docs6w is the answer check's
+docs6 with the same written rows: their near-miss questions are what the check exists to refuse."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
