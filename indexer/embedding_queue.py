@@ -6,7 +6,10 @@ vectors and deletes the backlog rows together. Encoding outside a transaction ma
 for the length of an encode would make every file write that deletes its sentence wait for the model, and
 the lexical lane promises sub-second freshness. The lease gives the same guarantees as a held lock: any
 number of workers never embed one item twice at once, and a worker killed mid-batch loses nothing, because
-its lease runs out and the items are claimed again.
+its lease runs out and the items are claimed again. A lost lease counts as an attempt of each item it held,
+and `max_attempts` of them fail an item (one that kills every worker that encodes it must not stall the
+queue); an item's last attempt after a lost lease is claimed alone, so only an item that lost a lease it
+held by itself is failed, never the innocent rest of a batch whose worker was killed.
 
 The write transaction locks the claimed sentences `FOR KEY SHARE SKIP LOCKED` before touching the backlog,
 the same order a file write takes (sentences, then their backlog rows by cascade), so the two never
@@ -160,6 +163,7 @@ class EmbeddingWorker:
                 CLAIM,
                 {
                     "n": self.options.batch_size,
+                    "last": self.options.max_attempts - 1,
                     "token": token,
                     "worker": self.number,
                     "lease": self.options.lease_seconds,

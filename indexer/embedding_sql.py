@@ -90,12 +90,21 @@ UPDATE embedding_backlog SET failed_at = now(), claimed_by = NULL, claimed_until
 WHERE failed_at IS NULL AND claimed_by IS NOT NULL AND {OVER} AND attempts >= %s
 """
 
+# An item whose lease was lost (its worker died or stalled with it) and whose next claim is its last
+# (`attempts` = max_attempts - 1) is a suspect: it may be what kills its worker. The oldest suspect is claimed
+# alone, so a lost lease fails only the item that held it and never the batch it happened to share.
+SUSPECT = "claimed_by IS NOT NULL AND attempts >= %(last)s"
+
 CLAIM = f"""
-WITH c AS (
+WITH s AS (
+    SELECT sentence_id, true AS reclaimed FROM embedding_backlog
+    WHERE failed_at IS NULL AND {OVER} AND {SUSPECT}
+    ORDER BY enqueued_at LIMIT 1 FOR UPDATE SKIP LOCKED
+), b AS (
     SELECT sentence_id, claimed_by IS NOT NULL AS reclaimed FROM embedding_backlog
-    WHERE failed_at IS NULL AND {OVER}
+    WHERE failed_at IS NULL AND {OVER} AND NOT ({SUSPECT}) AND NOT EXISTS (SELECT 1 FROM s)
     ORDER BY enqueued_at LIMIT %(n)s FOR UPDATE SKIP LOCKED
-)
+), c AS (SELECT * FROM s UNION ALL SELECT * FROM b)
 UPDATE embedding_backlog q SET claimed_by = %(token)s, claimed_worker = %(worker)s, attempts = q.attempts + 1,
        claimed_until = now() + make_interval(secs => %(lease)s)
 FROM c WHERE q.sentence_id = c.sentence_id

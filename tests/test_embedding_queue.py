@@ -255,3 +255,53 @@ def test_changing_the_model_reenqueues_everything(conn: Connection, repo_dir: Pa
     with pytest.raises(ModelMismatchError):
         old.run_batch()
     assert _counts(conn) == (total, 0, total)  # the old worker's claim was released, nothing written
+
+
+def _lose_every_lease(conn: Connection, attempts: int) -> None:
+    """Every backlog item as if a worker holding it had died `attempts` times: leased, lease over."""
+    conn.execute(
+        "UPDATE embedding_backlog SET claimed_by = gen_random_uuid(), claimed_until = now() - interval '1 s',"
+        " claimed_worker = NULL, attempts = %s",
+        (attempts,),
+    )
+
+
+def test_an_item_on_its_last_attempt_after_a_lost_lease_is_claimed_alone(
+    conn: Connection, repo_dir: Path
+) -> None:
+    _write_docs(repo_dir, 1, 6)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    total = _counts(conn)[0]
+    worker = EmbeddingWorker(conn, FakeModel(), QueueOptions(max_attempts=3))
+    _lose_every_lease(conn, attempts=2)  # the next claim is the last: one at a time
+    first = worker.run_batch()
+    assert (first.claimed, first.embedded, first.reclaimed) == (1, 1, 1)
+    _lose_every_lease(conn, attempts=1)  # one lost lease: the rest are still claimed as one batch
+    rest = worker.run_batch()
+    assert (rest.claimed, rest.embedded, rest.failed) == (total - 1, total - 1, 0)
+    assert _counts(conn) == (total, total, 0)
+
+
+def test_a_worker_dying_on_a_lone_last_attempt_fails_only_that_item(conn: Connection, repo_dir: Path) -> None:
+    _write_docs(repo_dir, 1, 6)
+    reconcile_repository(conn, Repository("docs", repo_dir))
+    total = _counts(conn)[0]
+    model = FakeModel()
+    worker = EmbeddingWorker(conn, model, QueueOptions(max_attempts=3))
+    _lose_every_lease(conn, attempts=2)  # a batch whose worker was killed twice
+
+    def die() -> None:  # the worker dies while it encodes: nothing is written, the lease stays
+        model.hook = None
+        raise SystemExit("killed")
+
+    model.hook = die
+    with pytest.raises(SystemExit):
+        worker.run_batch()
+    conn.execute("UPDATE embedding_backlog SET claimed_until = now() - interval '1 s' WHERE attempts = 3")
+    report = worker.drain()
+    row = conn.execute(
+        "SELECT count(*), min(last_error) FROM embedding_backlog WHERE failed_at IS NOT NULL"
+    ).fetchone()
+    assert row is not None and row[0] == 1 and "lost its lease 3 times" in row[1]
+    assert report.embedded == total - 1 and report.failed == 0
+    assert _counts(conn) == (total, total - 1, 1)
