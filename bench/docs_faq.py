@@ -129,6 +129,10 @@ def _record(
         "timings": body["timings_ms"],
         "round_timings": [t.get("timings_ms", {}) for t in body["trace"]],
         "cited_on_page": len(on_page),
+        "clauses_cited": sum(1 for c in body["clauses"] if c["sources"]),
+        "clauses_on_page": sum(
+            1 for c in body["clauses"] if c["sources"] and c["sources"][0]["path"] in paths
+        ),
         "best_relevance": max((c["verification"]["relevance"] for c in body["clauses"]), default=-1.0),
         "best_check": max((answer_check_of(c["verification"]) for c in body["clauses"]), default=-1.0),
         "cited_texts": [(s["heading"], s["text"][:200]) for s in cited],

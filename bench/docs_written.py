@@ -3,6 +3,7 @@
     python bench/docs_written.py DOCS_FAQ [--role heldout|tune] [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK]]
         [--embedder LABEL=SPEC ...] [--columns EMB:MODEL,...] [--styles plain,situation,terse] [--limit N]
         [--workdir DIR] [--dump FILE]
+    python bench/docs_written.py DOCS_FAQ --report DUMP [DUMP ...]
 
 DOCS_FAQ is `traindata/docs_faq`. The questions are the usable rows of `users_written.jsonl.gz` of the role's
 repositories (`--role heldout`, the default: never trained or tuned on; `--role tune`: where floors may be
@@ -22,9 +23,12 @@ no answer check), and `@REL,CHECK` the verifier's floors for that model (`Verify
 records (run with open floors, `@0,0`, on the tune role).
 
 Per model, per style: search recall@10 and @50 of the mined answer, answer hit, paragraph hit, same-page
-precision, abstention on answerable questions; then the wrong-answer rate (near misses answered with the
-mined answer) and the near misses' abstention; abstention on the unanswerable variant; answer p50/p95 ms.
-Figures only; it asserts nothing.
+precision over cited sources and over cited clauses (a clause's first source: a lead-in with the block it
+introduces counts once), abstention on answerable questions; then the wrong-answer rate (near misses
+answered with the mined answer) and the near misses' abstention; abstention on the unanswerable variant;
+answer p50/p95 ms.
+`--report DUMP ...` prints the figures of earlier dumps, one column per file and model. Figures only; it
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -174,6 +178,21 @@ def _run(
     return records
 
 
+def _clauses_on_page(records: list[dict[str, Any]]) -> str:
+    """The share of cited clauses whose first source is on the row's page: a clause with the block its
+    lead-in introduces, or a dependent sentence with its antecedent, counts once, as the unit a reader sees
+    (`cited_on_page` counts each of its sources). Records dumped before the field existed are read from
+    their `clauses`, by the page's path."""
+    total = on = 0
+    for r in records:
+        if "clauses_cited" in r:
+            total, on = total + r["clauses_cited"], on + r["clauses_on_page"]
+            continue
+        firsts = [sources[0].rsplit(":", 1)[0] for _, sources in r["clauses"] if sources]
+        total, on = total + len(firsts), on + sum(path == r["path"] for path in firsts)
+    return f"{on / max(1, total):.3f}"
+
+
 def report(records: list[dict[str, Any]], labels: list[str], styles: list[str]) -> None:
     """Print the figures of each model, one column each."""
 
@@ -201,6 +220,12 @@ def report(records: list[dict[str, Any]], labels: list[str], styles: list[str]) 
             cited = max(1, sum(r["cited"] for r in answered))
             precision.append(f"{sum(r['cited_on_page'] for r in answered) / cited:.3f}")
         lines.append((f"{style}: same-page precision", precision))
+        lines.append(
+            (
+                f"{style}: same-page precision, clauses",
+                [_clauses_on_page(of(lb, "answerable", style)) for lb in labels],
+            )
+        )
     near = [of(lb, "nearmiss") for lb in labels]
     lines.append(
         ("near miss: wrong-answer rate", [f"{mean([float(r['hit']) for r in rs]):.3f}" for rs in near])
@@ -222,6 +247,22 @@ def report(records: list[dict[str, Any]], labels: list[str], styles: list[str]) 
         print(f"{name:<{width}}  " + "  ".join(f"{v:>12}" for v in values))
 
 
+def _report_dumps(files: list[Path], styles: list[str]) -> None:
+    """The figures of `--dump` files, one column per file and model (`FILE:MODEL` when several files)."""
+    records: list[dict[str, Any]] = []
+    labels: list[str] = []
+    for file in files:
+        for line in file.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if len(files) > 1:
+                record["model"] = f"{file.stem}:{record['model']}"
+            if record["model"] not in labels:
+                labels.append(record["model"])
+            records.append(record)
+    present = {r.get("style") for r in records if r["phase"] == "answerable"}
+    report(records, labels, [s for s in styles if s in present])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data", type=Path)
@@ -233,7 +274,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="the first N usable rows only (a smoke run)")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--dump", type=Path)
+    ap.add_argument("--report", type=Path, nargs="+", help="print the figures of dumps; ask nothing")
     args = ap.parse_args()
+    if args.report:
+        _report_dumps(args.report, [s for s in args.styles.split(",") if s])
+        return
     rows = written_rows(args.data, args.role, args.limit)
     styles = [s for s in args.styles.split(",") if s]
     models = [ModelSpec.parse(m) for m in args.model or ["shipped="]]
