@@ -28,3 +28,6 @@ class DocsRecipe:
     0."""
     dense_embedder: str = "citeline-docs"
     """The embedder spec (as ``[models] embedder`` takes it) that finds the vector lane's near misses."""
+    question_pairs: bool = False
+    """A written file (``users_written*``) is read as question pairs (``training.question_pairs``: does a
+    new question ask what an earlier one asked?) instead of questions against passages."""

@@ -1,0 +1,83 @@
+"""The memory matcher's question pairs: a row's wordings ask the same thing, its near miss and the other
+rows of its page do not, and nothing comes from a held-out repository."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+from training.docs_split import HELD_OUT, role
+from training.question_pairs import OTHER_ROWS, load_question_pairs, row_pairs, wordings
+
+MINED = {
+    "repo": "owner/docs",
+    "kind": "faq",
+    "path": "cache.md",
+    "question": "How do I clear the cache?",
+    "positive": "To clear the cache, run the clear command.",
+}
+WRITTEN = {
+    "usable": True,
+    "plain": "how can I wipe the stored build stuff?",
+    "situation": "my builds use stale files and I want to start over, how do I wipe them?",
+    "terse": "wipe stored builds",
+    "near_miss": "where on disk are the stored build files?",
+}
+
+
+def test_every_two_wordings_are_a_positive_and_the_near_miss_against_each_a_negative() -> None:
+    asked = wordings(MINED, WRITTEN)
+    assert asked == [MINED["question"], WRITTEN["plain"], WRITTEN["situation"], WRITTEN["terse"]]
+    rows = row_pairs(asked, WRITTEN["near_miss"], ["is the remote cache shared?"], "g", "s", random.Random(1))
+    positives = {frozenset((r.query, r.passage)) for r in rows if r.label == 1}
+    assert len(positives) == 6 and all(len(p) == 2 and p <= set(asked) for p in positives)
+    near = [r for r in rows if WRITTEN["near_miss"] in (r.query, r.passage)]
+    assert len(near) == 4 and all(r.label == 0 for r in near)
+    other = [r for r in rows if "is the remote cache shared?" in (r.query, r.passage)]
+    assert len(other) == 1 and other[0].label == 0
+    assert {r.group for r in rows} == {"g"}
+
+
+def test_a_wording_repeated_in_another_case_is_asked_once() -> None:
+    asked = wordings(MINED, {**WRITTEN, "terse": "HOW DO I CLEAR THE CACHE?"})
+    assert asked == [MINED["question"], WRITTEN["plain"], WRITTEN["situation"]]
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> None:
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def test_rows_of_one_page_are_each_others_negatives_unless_they_share_their_answer(tmp_path: Path) -> None:
+    held = HELD_OUT[0]
+    assert role("owner/docs") == "train"
+    mined = [
+        MINED,
+        {**MINED, "question": "Where is the cache?", "positive": "The cache lives in the build folder."},
+        {**MINED, "question": "Clearing", "positive": MINED["positive"]},
+        {**MINED, "repo": held},
+    ]
+    _write(tmp_path / "pairs.jsonl.gz", mined)
+    written = [
+        {**WRITTEN, "row": 0, "repo": "owner/docs", "question": mined[0]["question"]},
+        {
+            **WRITTEN,
+            "row": 1,
+            "repo": "owner/docs",
+            "question": mined[1]["question"],
+            "plain": "cache folder?",
+        },
+        {**WRITTEN, "row": 2, "repo": "owner/docs", "question": mined[2]["question"], "plain": "empty it?"},
+        {**WRITTEN, "row": 3, "repo": held, "question": MINED["question"], "plain": "held out question"},
+    ]
+    _write(tmp_path / "users_written.jsonl.gz", written)
+    rows = load_question_pairs(tmp_path / "users_written.jsonl.gz")
+    assert all("held out question" not in (r.query, r.passage) for r in rows)
+    assert all(r.group.startswith("qpairs:owner/docs:cache.md:") for r in rows)
+    first = [r for r in rows if r.group.endswith(MINED["question"])]
+    against_other = [r for r in first if "cache folder?" in (r.query, r.passage)]
+    assert len(against_other) == 1 and against_other[0].label == 0
+    assert not [r for r in first if "empty it?" in (r.query, r.passage)]  # the same answer: not a negative
+    assert len(against_other) <= OTHER_ROWS

@@ -1,0 +1,83 @@
+"""Question pairs for the memory's matcher: does a new question ask what an earlier one asked, in other words?
+
+The team's memory (``engine.memory``) offers a sentence accepted for an earlier question when a new question
+asks the same thing. The embedder's cosine finds the candidates but cannot tell a rewording from a question
+on the same page that asks something else; this mix teaches a cross-encoder that difference, read as
+(new question, earlier question) -> 1 when one answer answers both.
+
+From each usable written row of a training repository (``training.docs_written.joined_rows``), the row's
+wordings (the mined question as the docs' heading asks it, and the written ``plain``, ``situation`` and
+``terse``), all asked by one mined answer:
+- every two wordings, target 1, in a seeded order (a memory reads them either way round);
+- the row's ``near_miss`` (on the same page, not answered by the answer) against each wording, target 0;
+- up to ``OTHER_ROWS`` other rows of the same page, a `plain` wording against one of this row's, target 0,
+  unless the two rows share their mined answer (then they ask the same thing).
+
+One group per row, so validation holds out whole rows; the held-out and tune repositories are never read.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+
+from training.data import RelRow
+from training.docs_written import STYLES, joined_rows
+
+__all__ = ["OTHER_ROWS", "load_question_pairs", "row_pairs", "wordings"]
+
+OTHER_ROWS = 2
+"""Other rows of the same page read as negatives for each row."""
+
+
+def wordings(mined: dict[str, object], written: dict[str, object]) -> list[str]:
+    """The row's questions its mined answer answers: the mined one, then the written styles, deduplicated."""
+    out: list[str] = []
+    for text in (mined.get("question"), *(written.get(s) for s in STYLES)):
+        value = str(text or "").strip()
+        if value and value.lower() not in {o.lower() for o in out}:
+            out.append(value)
+    return out
+
+
+def row_pairs(
+    asked: list[str], near_miss: str, others: list[str], group: str, source: str, rng: random.Random
+) -> list[RelRow]:
+    """The pairs of one row (module docstring): `asked` its wordings, `others` other rows' questions."""
+
+    def pair(a: str, b: str, label: int) -> RelRow:
+        first, second = (a, b) if rng.random() < 0.5 else (b, a)
+        return RelRow(first, second, label, group, source)
+
+    out = [pair(a, b, 1) for a, b in combinations(asked, 2)]
+    if near_miss:
+        out += [pair(near_miss, a, 0) for a in asked]
+    out += [pair(other, rng.choice(asked), 0) for other in others]
+    return out
+
+
+def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
+    """The question pairs of a written file's training rows (``joined_rows``), as the module says."""
+    by_repo = joined_rows(file)
+    source = f"docs_faq/{file.name.split('.')[0]}:pairs"
+    rng = random.Random(seed)
+    out: list[RelRow] = []
+    for repository in sorted(by_repo):
+        by_page: dict[str, list[tuple[dict[str, object], dict[str, object]]]] = defaultdict(list)
+        for mined, written in by_repo[repository]:
+            by_page[str(mined["path"])].append((mined, written))
+        for page in sorted(by_page):
+            rows = by_page[page]
+            for mined, written in rows:
+                others = [
+                    str(w.get("plain") or "").strip()
+                    for m, w in rows
+                    if m["positive"] != mined["positive"] and str(w.get("plain") or "").strip()
+                ]
+                picked = rng.sample(others, min(OTHER_ROWS, len(others)))
+                group = f"qpairs:{repository}:{page}:{mined['question']}"
+                near = str(written.get("near_miss") or "").strip()
+                out += row_pairs(wordings(mined, written), near, picked, group, source, rng)
+    return out
