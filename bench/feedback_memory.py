@@ -2,8 +2,8 @@
 
     python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
         [--memory-floor F] [--vouch-floor F] [--sample N] [--p95-rows N] [--synthetic N]
-        [--embedder LABEL=SPEC] [--dump FILE]
-    python bench/feedback_memory.py DOCS_FAQ --replay DUMP [--floors F,...] [--vouches F,...]
+        [--embedder LABEL=SPEC] [--matcher DIR [--match-floor F] [--match-vouch F]] [--dump FILE]
+    python bench/feedback_memory.py DOCS_FAQ --replay DUMP [--floors F,...] [--vouches F,...] [--matcher DIR]
 
 DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
 the same (`DIR/pages/NAME`, database `DIR/db-LABEL` of `--embedder`, default `default`: a workdir that bench
@@ -194,16 +194,30 @@ def _similarities(model: Any, fed: list[dict[str, Any]]) -> None:
             r.setdefault("similarity", {})[key] = cosine
 
 
-def replay(dump: Path, floors: list[float], vouches: list[float]) -> None:
+def _matched(matcher: str, fed: list[dict[str, Any]]) -> None:
+    """Each fed row's matcher score of each wording against its plain question (the accepted one)."""
+    from engine.crossencoders import load_question_match
+
+    model = load_question_match(matcher)
+    for r in fed:
+        texts = {"situation": r["asked"]["situation"], "terse": r["asked"]["terse"], "near": r["near_miss"]}
+        r["match"] = {k: model.score(text, [r["asked"]["plain"]])[0] for k, text in texts.items()}
+
+
+def replay(dump: Path, floors: list[float], vouches: list[float], matcher: str | None = None) -> None:
     """Replay memory floors on a run made with a low `--memory-floor` and `--vouch-floor` above 1 (every
     offered sentence rated by the models): a wording is served from memory at (floor, vouch) when its cosine
     reaches the floor and the models accepted it in the run, or its cosine reaches vouch (a vouched sentence
     passes the relevance floors); cited by retrieval alone counts as before. Floors below the run's, and
-    the top `candidates` cut, are not replayed."""
+    the top `candidates` cut, are not replayed. With `matcher` (a question matcher's folder) the floors are
+    on its score instead, for the wordings whose cosine reached the run's floor (`match_similarity`)."""
     lines = dump.read_text(encoding="utf-8").splitlines()
     run = json.loads(lines[0])
     fed = [r for r in map(json.loads, lines[1:]) if "similarity" in r]
-    print(f"replaying {len(fed)} rows of a run at floor {run['floor']}, vouch {run['vouch']}")
+    if matcher is not None:
+        _matched(matcher, fed)
+    scale = "match" if matcher is not None else "similarity"
+    print(f"replaying {len(fed)} rows of a run at floor {run['floor']}, vouch {run['vouch']}, on {scale}")
     print("floor  vouch  situation hit  terse hit  near miss wrong from memory")
     for floor in floors:
         for vouch in vouches:
@@ -211,8 +225,12 @@ def replay(dump: Path, floors: list[float], vouches: list[float]) -> None:
             for key in ("situation", "terse", "near"):
                 served = 0
                 for r in fed:
-                    sim, asked = r["similarity"][key], r[key]
-                    memory = sim >= floor and (asked["team"] or sim >= vouch)
+                    sim, asked = r[scale][key], r[key]
+                    memory = (
+                        r["similarity"][key] >= run["floor"]
+                        and sim >= floor
+                        and (asked["team"] or sim >= vouch)
+                    )
                     served += memory if key == "near" else memory or (asked["hit"] and not asked["team"])
                 figures.append(f"{served / len(fed):.3f} ({served})")
             print(f"{floor:5.2f}  {vouch:5.2f}  " + "  ".join(figures))
@@ -238,11 +256,20 @@ def _run(
         settings = replace(settings, memory=replace(settings.memory, min_similarity=args.memory_floor))
     if args.vouch_floor is not None:
         settings = replace(settings, memory=replace(settings.memory, vouch_similarity=args.vouch_floor))
+    if args.match_floor is not None:
+        settings = replace(settings, memory=replace(settings.memory, min_match=args.match_floor))
+    if args.match_vouch is not None:
+        settings = replace(settings, memory=replace(settings.memory, vouch_match=args.match_vouch))
+    if args.matcher is not None:
+        names = replace(names, question_match=args.matcher)
     figures: dict[str, Any] = {
         "floor": settings.memory.min_similarity,
         "vouch": settings.memory.vouch_similarity,
         "embedder": label,
+        "matcher": args.matcher,
     }
+    if args.matcher is not None:
+        figures |= {"match floor": settings.memory.min_match, "match vouch": settings.memory.vouch_match}
     records: list[dict[str, Any]] = []
     with database.connect() as conn:
         model = load_embedding_model(name, runtime)
@@ -387,10 +414,13 @@ def main() -> None:
     ap.add_argument("--floors", default="0.45,0.5,0.55,0.6,0.65,0.7,0.8")
     ap.add_argument("--vouches", default="0.7,0.75,0.8,0.85,1.01")
     ap.add_argument("--embedder", default="default=", help="LABEL=SPEC[@RUNTIME] (the index's and memory's)")
+    ap.add_argument("--matcher", help="a question matcher's folder ([models] question_match)")
+    ap.add_argument("--match-floor", type=float, help="MemoryConfig.min_match (default: the engine's)")
+    ap.add_argument("--match-vouch", type=float, help="MemoryConfig.vouch_match (default: the engine's)")
     args = ap.parse_args()
     if args.replay is not None:
         numbers = [[float(x) for x in text.split(",") if x] for text in (args.floors, args.vouches)]
-        replay(args.replay, *numbers)
+        replay(args.replay, *numbers, args.matcher)
         return
     rows = written_rows(args.data, args.role, args.limit)
     print(f"{len(rows)} usable written rows of {args.role}", flush=True)

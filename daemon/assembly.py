@@ -103,6 +103,8 @@ class ModelNames:
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     answer_check: str = ""
     """Empty: the shipped answer check; `NO_MODEL` ("none"): answers go without one."""
+    question_match: str = NO_MODEL
+    """The memory's question matcher; `NO_MODEL`: the embedder's cosine decides, empty: the shipped one."""
 
 
 def model_names(config: Config) -> ModelNames:
@@ -135,6 +137,7 @@ def model_names(config: Config) -> ModelNames:
         config.models.embedder_runtime,
         config.models.cross_encoder_precision,
         config.models.answer_check,
+        config.models.question_match,
     )
 
 
@@ -232,7 +235,7 @@ def build_engine(
     keeps this process's index current, so answers warn of files changed on disk since indexed. The engine
     offers again the sentences the team accepted (`indexer.remembered.AcceptedAnswers`, `engine.memory`)."""
     from engine.controller import AnswerEngine
-    from engine.crossencoders import load_answer_check, load_entailment
+    from engine.crossencoders import load_answer_check, load_entailment, load_question_match
     from engine.llm_planner import model_planner
 
     embedder = _embedder(models.embedder, models.embedder_runtime)
@@ -246,6 +249,13 @@ def build_engine(
         if models.answer_check == NO_MODEL
         else _shipped_or_named(
             partial(load_answer_check, precision=precision), models.answer_check, "models.answer_check"
+        )
+    )
+    match = (
+        None
+        if models.question_match == NO_MODEL
+        else _shipped_or_named(
+            partial(load_question_match, precision=precision), models.question_match, "models.question_match"
         )
     )
     from indexer.remembered import AcceptedAnswers
@@ -264,5 +274,6 @@ def build_engine(
         answer_check=check,
         compare_disk=compare_disk,
         memory=AcceptedAnswers(retriever.pool.connection, embedder),
+        question_match=match,
     )
     return Engine(retriever, answers, planner)

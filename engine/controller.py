@@ -53,6 +53,7 @@ class AnswerEngine:
         "_database",
         "_embedder",
         "_entailment",
+        "_match",
         "_memory",
         "_planner",
         "_pool",
@@ -74,12 +75,15 @@ class AnswerEngine:
         answer_check: RelevanceModel | None = None,
         compare_disk: bool = False,
         memory: RememberedAnswers | None = None,
+        question_match: RelevanceModel | None = None,
     ) -> None:
         """`pool` (the retriever's, shared) serves the engine's own queries; without it each opens a
         connection of its own on `database`. `answer_check` is the verifier's second reading of a clause's
         sources (`VerifyConfig.min_answer_check`). `compare_disk` (set where no watcher keeps the index
         current) warns of indexed files changed on disk since (`engine.caveats`). `memory` holds the
-        sentences the team accepted for earlier questions (`engine.memory`); None: none is offered."""
+        sentences the team accepted for earlier questions (`engine.memory`); None: none is offered.
+        `question_match` reads whether a new question asks what an accepted one asked (`engine.memory`);
+        None: the embedder's cosine decides."""
         self._database = database
         self._pool = pool
         self._retriever = retriever
@@ -91,6 +95,7 @@ class AnswerEngine:
         self._check = answer_check
         self._compare_disk = compare_disk
         self._memory = memory
+        self._match = question_match
 
     @property
     def answer_check(self) -> RelevanceModel | None:
@@ -268,7 +273,7 @@ class AnswerEngine:
         """Verify the sentences the team accepted for a question close to this one (`engine.memory`)."""
         assert self._memory is not None
         vector = pool.vectors([asked])[0].tolist() if self._embedder is not None else None
-        offered = recall(self._memory, asked, vector, filters, self._config.memory)
+        offered = recall(self._memory, asked, vector, filters, self._config.memory, self._match)
         add_remembered(result, asked, offered, pool, verifier, self._connect, self._relevance, self._check)
 
 

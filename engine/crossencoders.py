@@ -28,6 +28,7 @@ __all__ = [
     "RelevanceModel",
     "load_answer_check",
     "load_entailment",
+    "load_question_match",
     "load_relevance",
     "nli_label_order",
 ]
@@ -209,3 +210,10 @@ def load_answer_check(name_or_path: str | None = None, **options: Any) -> Releva
     it); the verifier asks it about a clause's sources once the relevance model has let them through
     (`VerifyConfig.min_answer_check`)."""
     return load_relevance(name_or_path, shipped="answer_check", **options)
+
+
+def load_question_match(name_or_path: str | None = None, **options: Any) -> RelevanceModel:
+    """Shipped question matcher (offline) when ``name_or_path`` is None, else any CrossEncoder; `options` as
+    `load_relevance` takes them. Its score of (new question, earlier question) is how surely the two ask the
+    same thing, read by the team's memory (`engine.memory`, `training.question_pairs`)."""
+    return load_relevance(name_or_path, shipped="question_match", **options)

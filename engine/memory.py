@@ -17,6 +17,11 @@ the answer check). Two floors decide whose word counts:
 - between `min_similarity` and `vouch_similarity` the questions are only near (a question on the same page
   that asks something else is often as near as a rewording), so the sentence is offered but rated by the
   models as any candidate: memory brings it in front of the verifier, and the verifier decides.
+With a matcher (`[models] question_match`: a cross-encoder trained to tell whether two questions ask the
+same thing, `training.question_pairs`), the cosine only finds the candidates (`match_similarity`) and the
+matcher's score takes its place: offered at `min_match`, vouched for at `vouch_match`, and the score is what
+a vouched sentence's relevance is raised to. The embedder's cosine cannot tell a rewording from a question
+on the same page that asks something else; the matcher was trained on exactly that difference.
 An accepted clause says where it came from (`AnswerClause.remembered`, `chosen_by` "team"); a refused one is
 in the trace with its stage. `bench/feedback_memory.py` measures the floors (``docs/feedback.md``).
 """
@@ -72,6 +77,13 @@ class MemoryConfig:
     vouch_similarity: float = 0.8
     """The least cosine at which the team's word stands in for the models' (the sentence's relevance and
     answer check are raised to the cosine)."""
+    match_similarity: float = 0.45
+    """With a matcher: the least cosine for an accepted question to be read by it at all."""
+    min_match: float = 0.5
+    """With a matcher: the least score (0 to 1) for the sentence to be offered (and rated by the models)."""
+    vouch_match: float = 0.8
+    """With a matcher: the least score at which the team's word stands in for the models' (relevance and
+    answer check raised to the score)."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
@@ -101,41 +113,53 @@ class Recalled:
         }
 
 
+def _scores(
+    question: str,
+    key: str,
+    found: Sequence[Remembered],
+    vector: Sequence[float] | None,
+    config: MemoryConfig,
+    matcher: RelevanceModel | None,
+) -> tuple[list[float], float, float]:
+    """How close each pair's question is to `question`, and the offer and vouch floors on that scale: the
+    matcher's score of the cosine's candidates, else the cosine, else the content-word overlap."""
+    same = [bool(key) and p.question_key == key for p in found]
+    if vector is None:
+        scores = [1.0 if s else p.similarity for p, s in zip(found, same, strict=True)]
+        return scores, config.min_overlap, config.min_overlap
+    if matcher is None:
+        scores = [1.0 if s else p.similarity for p, s in zip(found, same, strict=True)]
+        return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
+    read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
+    matched = dict(zip(read, matcher.score(question, [found[n].question for n in read]), strict=True))
+    scores = [1.0 if s else matched.get(n, 0.0) for n, s in enumerate(same)]
+    return scores, config.min_match, max(config.min_match, config.vouch_match)
+
+
 def recall(
     memory: RememberedAnswers,
     question: str,
     vector: Sequence[float] | None,
     filters: Filters,
     config: MemoryConfig,
+    matcher: RelevanceModel | None = None,
 ) -> list[Recalled]:
-    """The sentences to offer for `question`, closest first, as the module says."""
+    """The sentences to offer for `question`, closest first, as the module says (the same question key
+    counts as the closest)."""
     key = question_key(question)
     found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
-    floor = config.min_similarity if vector is not None else config.min_overlap
-    vouch = max(floor, config.vouch_similarity) if vector is not None else floor
-
-    def same(pair: Remembered) -> bool:
-        return bool(key) and pair.question_key == key
-
-    def close(pair: Remembered) -> bool:
-        return pair.similarity >= floor or same(pair)
-
-    held_back = {p.sentence_id for p in found if not p.helpful and close(p)}
+    scores, floor, vouch = _scores(question, key, found, vector, config, matcher)
+    held_back = {p.sentence_id for p, s in zip(found, scores, strict=True) if not p.helpful and s >= floor}
     offered: dict[int, Recalled] = {}
-    for pair in sorted(found, key=lambda p: -p.similarity):
+    for score, pair in sorted(zip(scores, found, strict=True), key=lambda t: -t[0]):
         if (
             pair.helpful
-            and close(pair)
+            and score >= floor
             and pair.sentence_id not in held_back
             and pair.sentence_id not in offered
         ):
             offered[pair.sentence_id] = Recalled(
-                pair.sentence_id,
-                pair.question,
-                pair.answer_id,
-                pair.accepted_at,
-                pair.similarity,
-                pair.similarity >= vouch or same(pair),
+                pair.sentence_id, pair.question, pair.answer_id, pair.accepted_at, score, score >= vouch
             )
     return list(offered.values())[: config.max_clauses]
 

@@ -187,3 +187,38 @@ def test_a_near_question_is_offered_for_the_models_to_rate_and_only_a_close_one_
     overlapping = _Pairs(Remembered(ASKED, "a5", now, 5, 0.8))
     [without_embedder] = recall(overlapping, REWORDED, None, Filters(), config)
     assert without_embedder.vouched, "without an embedder the overlap floor is the only floor"
+
+
+class _Matcher:
+    """A question matcher, scripted (the trained one is measured in `bench/feedback_memory.py`): the score of
+    each earlier question it is asked about, and what it was asked."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+        self.read: list[str] = []
+
+    def score(self, query: str, passages: Any) -> list[float]:
+        self.read += list(passages)
+        return [self.scores[p] for p in passages]
+
+
+def test_with_a_matcher_its_score_decides_among_the_cosines_candidates_and_is_what_is_vouched() -> None:
+    from datetime import UTC, datetime
+
+    from engine.memory import MemoryConfig, recall
+    from indexer.remembered import Remembered
+
+    now = datetime.now(UTC)
+    reworded = Remembered("How do I bless UI tests?", "a1", now, 1, 0.6)  # a low cosine, the same ask
+    near = Remembered("How do I run UI tests?", "a2", now, 2, 0.9)  # a high cosine, another ask
+    maybe = Remembered("UI test output files?", "a3", now, 3, 0.7)
+    far = Remembered("What is a lint?", "a4", now, 4, 0.3)
+    matcher = _Matcher({reworded.question: 0.95, near.question: 0.1, maybe.question: 0.6})
+    config = MemoryConfig(match_similarity=0.45, min_match=0.5, vouch_match=0.8)
+    pairs = _Pairs(reworded, near, maybe, far)
+    offered = recall(pairs, REWORDED, [1.0], Filters(), config, matcher)
+    assert [(r.sentence_id, r.vouched, r.similarity) for r in offered] == [(1, True, 0.95), (3, False, 0.6)]
+    assert far.question not in matcher.read, "below the candidates' cosine the matcher is not asked"
+    rejected = Remembered(maybe.question, "a5", now, 3, 0.7, helpful=False)
+    held = recall(_Pairs(reworded, maybe, rejected), REWORDED, [1.0], Filters(), config, matcher)
+    assert [r.sentence_id for r in held] == [1], "a rejection for a matching question holds it back"
