@@ -8,23 +8,9 @@ import json
 import random
 from pathlib import Path
 
+from tests.test_training_written import MINED, WRITTEN
 from training.docs_split import HELD_OUT, role
 from training.question_pairs import OTHER_ROWS, load_question_pairs, row_pairs, wordings
-
-MINED = {
-    "repo": "owner/docs",
-    "kind": "faq",
-    "path": "cache.md",
-    "question": "How do I clear the cache?",
-    "positive": "To clear the cache, run the clear command.",
-}
-WRITTEN = {
-    "usable": True,
-    "plain": "how can I wipe the stored build stuff?",
-    "situation": "my builds use stale files and I want to start over, how do I wipe them?",
-    "terse": "wipe stored builds",
-    "near_miss": "where on disk are the stored build files?",
-}
 
 
 def test_every_two_wordings_are_a_positive_and_the_near_miss_against_each_a_negative() -> None:
