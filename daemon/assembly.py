@@ -103,8 +103,8 @@ class ModelNames:
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     answer_check: str = ""
     """Empty: the shipped answer check; `NO_MODEL` ("none"): answers go without one."""
-    question_match: str = NO_MODEL
-    """The memory's question matcher; `NO_MODEL`: the embedder's cosine decides, empty: the shipped one."""
+    question_match: str = ""
+    """Empty: the memory's shipped question matcher; `NO_MODEL` ("none"): the embedder's cosine decides."""
 
 
 def model_names(config: Config) -> ModelNames:

@@ -91,10 +91,10 @@ class ModelsConfig:
     answer_check: str = ""
     """The verifier's second reading of a clause's sources, trained on docs to refuse near misses
     (`engine.crossencoders.load_answer_check`); "none" answers without it."""
-    question_match: str = "none"
+    question_match: str = ""
     """Whether a new question asks what a question the team accepted an answer for asked
-    (`engine.crossencoders.load_question_match`, `engine.memory`); "none": the embedder's cosine decides,
-    empty: the shipped matcher."""
+    (`engine.crossencoders.load_question_match`, `engine.memory`); empty: the shipped matcher, "none": the
+    embedder's cosine decides."""
     cross_encoder_precision: CrossEncoderPrecision = CrossEncoderPrecision.AUTO
     """What the reranker and entailment model compute in on a CPU: `auto` is bfloat16 where the CPU has it
     in hardware, else float32."""

@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-"""Shipped models: ``entailment/`` (3 classes), ``relevance/`` and ``answer_check/`` (1 score each)."""
+"""Shipped models: ``entailment/`` (3 classes), ``relevance/``, ``answer_check/`` and ``question_match/``
+(1 score each)."""
 
 _NLI_PREFIXES = ("entail", "neutral", "contradict")
 

@@ -222,3 +222,12 @@ def test_with_a_matcher_its_score_decides_among_the_cosines_candidates_and_is_wh
     rejected = Remembered(maybe.question, "a5", now, 3, 0.7, helpful=False)
     held = recall(_Pairs(reworded, maybe, rejected), REWORDED, [1.0], Filters(), config, matcher)
     assert [r.sentence_id for r in held] == [1], "a rejection for a matching question holds it back"
+
+
+def test_the_shipped_matcher_tells_a_rewording_from_a_question_that_asks_something_else() -> None:
+    from engine.crossencoders import load_question_match
+    from engine.memory import MemoryConfig
+
+    config = MemoryConfig()
+    reworded, near_miss = load_question_match().score(ASKED, [REWORDED, NEAR_MISS])
+    assert reworded >= config.vouch_match > near_miss
