@@ -125,11 +125,10 @@ def _scores(
     """How close each pair's question is to `question`, and the offer and vouch floors on that scale: the
     matcher's score of the cosine's candidates, else the cosine, else the content-word overlap."""
     same = [bool(key) and p.question_key == key for p in found]
-    if vector is None:
+    if vector is None or matcher is None:
         scores = [1.0 if s else p.similarity for p, s in zip(found, same, strict=True)]
-        return scores, config.min_overlap, config.min_overlap
-    if matcher is None:
-        scores = [1.0 if s else p.similarity for p, s in zip(found, same, strict=True)]
+        if vector is None:
+            return scores, config.min_overlap, config.min_overlap
         return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
     read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
     matched = dict(zip(read, matcher.score(question, [found[n].question for n in read]), strict=True))
