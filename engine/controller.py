@@ -126,10 +126,12 @@ class AnswerEngine:
                 generation = index_generation(conn)  # before any read of the index
                 stored_id = find_answer(conn, question, key)
                 stored = load_answer(conn, stored_id) if stored_id else None
-            if stored is not None and stored.fresh and stored.generation == generation:
-                assert stored.id is not None
-                with self._connect() as conn:
+                served = stored is not None and stored.fresh and stored.generation == generation
+                if served:
+                    assert stored is not None and stored.id is not None
                     count_serving(conn, stored.id)
+            if served:
+                assert stored is not None
                 stored.cached = True
                 self._warn(stored, filters)
                 return stored

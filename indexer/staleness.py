@@ -52,8 +52,14 @@ def _params(repositories: tuple[str, ...] | None, path_prefix: str | None) -> di
 def unembedded_in_scope(
     conn: Connection, repositories: tuple[str, ...] | None = None, path_prefix: str | None = None
 ) -> int:
-    """How many sentences in scope wait for (or failed) their embedding: the vector lane cannot find them."""
-    row = conn.execute(_BACKLOG_SQL, _params(repositories, path_prefix)).fetchone()
+    """How many sentences in scope wait for (or failed) their embedding: the vector lane cannot find them.
+
+    With no scope the backlog is counted alone (every backlog row's sentence, document and repository exist:
+    the keys cascade), so an unscoped answer served during a large backlog pays no join per serve."""
+    if not repositories and not path_prefix:
+        row = conn.execute("SELECT count(*) FROM embedding_backlog").fetchone()
+    else:
+        row = conn.execute(_BACKLOG_SQL, _params(repositories, path_prefix)).fetchone()
     return int(row[0]) if row else 0
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from engine.answers import Budget, Status
 from engine.controller import AnswerEngine, ConflictPolicy, EngineConfig, answer
+from engine.store import count_serving
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 from indexer.embedding_queue import EmbeddingWorker
@@ -75,6 +76,24 @@ def test_stored_answer_is_served_while_fresh_and_recomputed_after_an_edit(
     assert body["cached"] is False and recomputed.id != first.id
     assert any("changed or deleted" in n for n in body["notes"])
     assert body["clauses"][0]["clause"] == "Bread dough rises because yeast makes gas."
+
+
+def test_each_serving_from_the_store_is_counted_and_its_relaxed_commit_stays_in_that_transaction(
+    new_engine: Callable[..., AnswerEngine],
+    conn: Connection,
+    indexed: Path,
+) -> None:
+    engine = new_engine(entailment=ContainmentNLI())
+    first = answer("why does bread dough rise", "low", engine=engine)
+    for _ in range(3):
+        assert answer("why does bread dough rise", "low", engine=engine).to_dict()["cached"] is True
+    served = conn.execute("SELECT served FROM answers WHERE id = %s", (first.id,)).fetchone()
+    assert served == (4,), "the first asking and three servings"
+    assert first.id is not None
+    conn.execute("SET synchronous_commit TO on")  # what a durable server runs with
+    count_serving(conn, first.id)
+    assert conn.execute("SELECT served FROM answers WHERE id = %s", (first.id,)).fetchone() == (5,)
+    assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",), "durable again after"
 
 
 def test_high_budget_without_an_entailment_model_fails_with_a_reason(

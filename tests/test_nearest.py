@@ -82,6 +82,7 @@ def test_un_embedded_sentences_in_scope_are_a_warning_with_how_to_drain_them(
     pending = unembedded_in_scope(conn)
     assert pending > 0
     assert unembedded_in_scope(conn, ("other",)) == 0
+    assert unembedded_in_scope(conn, ("docs",)) == pending, "unscoped = all repositories"
     assert unembedded_in_scope(conn, None, "nowhere/") == 0
     result = _engine(clean_database, lexical_retriever, 0.5).answer("Which port does the server use?")
     warnings = [n for n in result.notes if n.startswith(WARNING)]
