@@ -82,10 +82,13 @@ class ModelsConfig:
     """Model names or paths; empty means the model shipped with citeline."""
 
     embedder: str = ""
+    """Empty: citeline's docs embedder (`citeline-docs`, `indexer.runtimes.SHIPPED_EMBEDDER`);
+    `"all-MiniLM-L6-v2"` the base model it was trained from (the default until #50); a folder or a
+    sentence-transformers name another. A change re-embeds every index once."""
     embedder_runtime: EmbedderRuntime = EmbedderRuntime.AUTO
     """`auto`: torch-bf16 on a CPU with native bfloat16, else int8 ONNX for a shipped embedder (the default
-    all-MiniLM-L6-v2, or citeline's docs embedder, `embedder = "citeline-docs"`) and torch for another;
-    `torch-bf16`, `onnx-int8` or `torch` to force."""
+    docs embedder, or the bundled all-MiniLM-L6-v2) and torch for another; `torch-bf16`, `onnx-int8` or
+    `torch` to force."""
     reranker: str = ""
     entailment: str = ""
     answer_check: str = ""

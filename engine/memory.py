@@ -77,8 +77,10 @@ class MemoryConfig:
     vouch_similarity: float = 0.8
     """The least cosine at which the team's word stands in for the models' (the sentence's relevance and
     answer check are raised to the cosine)."""
-    match_similarity: float = 0.45
-    """With a matcher: the least cosine for an accepted question to be read by it at all."""
+    match_similarity: float = 0.4
+    """With a matcher: the least cosine for an accepted question to be read by it at all. 0.4 on the docs
+    embedder's scale passes about the share of the tune rows' rewordings that 0.45 passed on
+    all-MiniLM-L6-v2's (`situation` p10 0.431 against 0.497; `bench/feedback_memory.py --similarities`)."""
     min_match: float = 0.5
     """With a matcher: the least score (0 to 1) for the sentence to be offered (and rated by the models)."""
     vouch_match: float = 0.5
@@ -176,7 +178,9 @@ def add_remembered(
 ) -> None:
     """Verify each offered sentence as a clause of `result` (read as `question`): an accepted one is added
     with where it came from, a refused one goes to the last round's trace. A sentence the answer already
-    cites only gains its `remembered` origin."""
+    cites only gains its `remembered` origin. A vouched sentence's relevance and answer check are raised to
+    its score and at least to the verifier's floors, whatever their scale: the team's word stands in for
+    the models', and entailment, contradiction and the composite still judge it."""
     if not offered:
         return
     if not result.trace:
@@ -193,6 +197,7 @@ def add_remembered(
         hits = {h.sentence_id: h for h in load_hits(conn, [r.sentence_id for r in fresh])}
         pool.contexts.update(fetch_contexts(conn, list(hits)))
     fresh = [r for r in fresh if r.sentence_id in hits]
+    floors = (verifier.config.min_relevance, verifier.config.min_answer_check)
     for r in fresh:
         hit = hits[r.sentence_id]
         pool.hits.setdefault(hit.sentence_id, hit)  # held even when the pool is full: it is verified now
@@ -200,11 +205,11 @@ def add_remembered(
         if relevance is not None:
             rated = pool.rate(question, relevance, [hit])
             if r.vouched:
-                rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity)
+                rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity, floors[0])
         if check is not None:
             checked = pool.rate_check(question, check, [hit])
             if r.vouched:
-                checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity)
+                checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity, floors[1])
     proposals = [Proposal(hits[r.sentence_id].text, ReferenceNeed.SINGLE, (r.sentence_id,)) for r in fresh]
     accepted = [c.clause for c in result.clauses]
     for r, verdict in zip(fresh, verifier.verify(question, proposals, pool, accepted), strict=True):

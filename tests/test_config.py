@@ -138,3 +138,16 @@ def test_the_embedder_runtime_is_validated_and_reaches_the_queue(tmp_path: Path)
     older = load_config(None, env={**env, "CITELINE_EMBEDDING__CONTEXT_PREVIOUS_SENTENCE": "true"})
     assert queue_options(older).context.previous is PreviousSentence.ALWAYS
     assert queue_options(load_config(None, env=env)).context.previous is PreviousSentence.DEPENDENT
+
+
+def test_an_empty_embedder_setting_loads_the_docs_embedder_and_the_base_model_stays_by_name(
+    tmp_path: Path,
+) -> None:
+    from daemon.assembly import load_embedder
+    from indexer.runtimes import DEFAULT_MODEL_NAME, DOCS_MODEL_NAME
+
+    env = {"XDG_DATA_HOME": str(tmp_path), "CITELINE_MODELS__EMBEDDER_RUNTIME": "onnx-int8"}
+    shipped = load_embedder(load_config(None, env=env))
+    assert shipped.name == f"{DOCS_MODEL_NAME} (onnx-int8)"
+    base = load_embedder(load_config(None, env={**env, "CITELINE_MODELS__EMBEDDER": "all-MiniLM-L6-v2"}))
+    assert base.name.startswith(DEFAULT_MODEL_NAME) and base.name != shipped.name

@@ -85,7 +85,7 @@ def test_a_model_built_here_loads_by_path(tmp_path: Path) -> None:
 
 def test_the_bundled_default_loads_offline_on_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    model = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    model = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
     assert model.name == DEFAULT_MODEL_NAME and model.dimension == 384
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     texts = ["How do I build the compiler?", "Building rustc from source", "Bananas are yellow"]
@@ -97,9 +97,9 @@ def test_the_int8_default_loads_offline_and_returns_unit_vectors_close_to_torch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    int8 = load_embedding_model("", EmbedderRuntime.ONNX_INT8)
+    int8 = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.ONNX_INT8)
     assert int8.name == ONNX_INT8_MODEL_NAME and int8.dimension == 384
-    torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
+    torch = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
     a, b = int8.encode(_FIXED), torch.encode(_FIXED)
     assert a.shape == (len(_FIXED), 384) and a.dtype == np.float32
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
@@ -179,8 +179,8 @@ def test_every_runtime_counts_and_clips_tokens_alike() -> None:
 
 
 def test_the_bf16_runtime_returns_unit_vectors_close_to_float32() -> None:
-    torch = load_embedding_model("", EmbedderRuntime.TORCH, device="cpu")
-    bf16 = load_embedding_model("", EmbedderRuntime.TORCH_BF16, device="cpu")
+    torch = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH, device="cpu")
+    bf16 = load_embedding_model("all-MiniLM-L6-v2", EmbedderRuntime.TORCH_BF16, device="cpu")
     assert bf16.name == f"{DEFAULT_MODEL_NAME} (torch-bf16)" and bf16.dimension == 384
     a, b = bf16.encode(_FIXED), torch.encode(_FIXED)
     assert a.dtype == np.float32
@@ -205,8 +205,10 @@ def test_native_bf16_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
     [
         (False, "citeline-docs", DOCS_ONNX_NAME),
         (True, "citeline-docs", f"{DOCS_MODEL_NAME} (torch-bf16)"),
-        (True, "", f"{DEFAULT_MODEL_NAME} (torch-bf16)"),
-        (False, "", ONNX_INT8_MODEL_NAME),
+        (True, "", f"{DOCS_MODEL_NAME} (torch-bf16)"),
+        (False, "", DOCS_ONNX_NAME),
+        (True, "all-MiniLM-L6-v2", f"{DEFAULT_MODEL_NAME} (torch-bf16)"),
+        (False, "all-MiniLM-L6-v2", ONNX_INT8_MODEL_NAME),
         (True, "tiny", " (torch-bf16)"),
         (False, "tiny", ""),
     ],

@@ -83,6 +83,38 @@ def test_an_accepted_sentence_answers_the_question_asked_in_other_words(conn: Co
     assert stored is not None and stored.to_dict()["clauses"][-1]["remembered"] == clause["remembered"]
 
 
+class _Unconvinced:
+    """A relevance model and answer check that rate every passage 0 (scripted: the shipped ones rate real
+    text), so only the team's word can carry a sentence past their floors."""
+
+    def score(self, query: str, passages: Any) -> list[float]:
+        return [0.0 for _ in passages]
+
+
+def test_a_vouched_sentence_passes_the_models_floors_whatever_their_scale(
+    conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    strict = VerifyConfig(threshold=0.5, min_relevance=0.9, min_answer_check=0.95)
+    engine = AnswerEngine(
+        clean_database,
+        lexical_retriever,
+        None,
+        entailment=ContainmentNLI(),
+        relevance=_Unconvinced(),
+        answer_check=_Unconvinced(),
+        config=EngineConfig(verify=strict),
+        pool=lexical_retriever.pool,
+        memory=AcceptedAnswers(lexical_retriever.pool.connection, None),
+    )
+    first = answer(ASKED, "mid", Filters(), engine=engine).to_dict()
+    give_feedback(conn, first["id"], True, [_sentence(conn, BLESSING)])
+    reworded = "How do I refresh the expected output of UI tests locally?"  # overlap 0.91: vouched, < 0.95
+    again = answer(reworded, "mid", Filters(), engine=engine).to_dict()
+    [clause] = _from_memory(again)
+    assert [s["text"] for s in clause["sources"]] == [BLESSING]
+
+
 def test_a_question_on_the_same_topic_that_asks_something_else_does_not_get_it(
     conn: Connection, ask: Any
 ) -> None:
