@@ -20,12 +20,7 @@ from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH: the tree it names is measured
 
-QUESTIONS = (
-    "how do I run the test suite", "bootstrap stage0 compiler", "query system incremental compilation",
-    "borrow checker regions", "x.py build library std", "MIR borrowck", "type inference variables",
-    "rustdoc json output", "LLVM codegen backend", "diagnostics lint emission", "what is a HIR id",
-    "how are traits resolved",
-)  # fmt: skip
+from api_load import QUERIES  # the load's questions, asked the same way
 
 
 def main() -> None:
@@ -47,13 +42,13 @@ def main() -> None:
     with database.connect() as conn:
         conn.execute("DELETE FROM answers")
     answered, computed_ms = [], 0.0
-    for question in QUESTIONS:
+    for question in QUERIES:
         started = time.perf_counter()
         result = engine.answer(question + "?", "low", Filters())
         computed_ms += 1000 * (time.perf_counter() - started)
         if result.status.value == "answer":
             answered.append(question + "?")
-    print(f"computed: {len(QUESTIONS)} questions in {computed_ms:,.0f} ms, {len(answered)} answered")
+    print(f"computed: {len(QUERIES)} questions in {computed_ms:,.0f} ms, {len(answered)} answered")
 
     def serve(count: int) -> None:
         for n in range(count):

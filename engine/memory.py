@@ -197,20 +197,20 @@ def add_remembered(
         hits = {h.sentence_id: h for h in load_hits(conn, [r.sentence_id for r in fresh])}
         pool.contexts.update(fetch_contexts(conn, list(hits)))
     fresh = [r for r in fresh if r.sentence_id in hits]
-    floors = (verifier.config.min_relevance, verifier.config.min_answer_check)
-    for r in fresh:
+    proposals = [Proposal(hits[r.sentence_id].text, ReferenceNeed.SINGLE, (r.sentence_id,)) for r in fresh]
+    for r, proposal in zip(fresh, proposals, strict=True):
         hit = hits[r.sentence_id]
         pool.hits.setdefault(hit.sentence_id, hit)  # held even when the pool is full: it is verified now
         pool.round_of.setdefault(hit.sentence_id, trace.round)
+        min_relevance, min_check = verifier.config.floors(proposal)
         if relevance is not None:
             rated = pool.rate(question, relevance, [hit])
             if r.vouched:
-                rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity, floors[0])
+                rated[hit.sentence_id] = max(rated[hit.sentence_id], r.similarity, min_relevance)
         if check is not None:
             checked = pool.rate_check(question, check, [hit])
             if r.vouched:
-                checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity, floors[1])
-    proposals = [Proposal(hits[r.sentence_id].text, ReferenceNeed.SINGLE, (r.sentence_id,)) for r in fresh]
+                checked[hit.sentence_id] = max(checked[hit.sentence_id], r.similarity, min_check)
     accepted = [c.clause for c in result.clauses]
     for r, verdict in zip(fresh, verifier.verify(question, proposals, pool, accepted), strict=True):
         clause = verdict.proposal.clause
