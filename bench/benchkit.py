@@ -82,13 +82,19 @@ def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) ->
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--one-hop-patience`, `--min-answer-check` and `--min-relevance`: engine settings a docs bench can
-    change (see `engine_settings`)."""
+    """`--one-hop-patience`, `--first-hold`, `--min-answer-check` and `--min-relevance`: engine settings a
+    docs bench can change (see `engine_settings`)."""
     parser.add_argument(
         "--one-hop-patience",
         type=int,
         default=None,
         help="EngineConfig.one_hop_patience (0: no limit; default: the engine's)",
+    )
+    parser.add_argument(
+        "--first-hold",
+        type=int,
+        default=None,
+        help="EngineConfig.first_hold (and first_k, when larger; default: the engine's)",
     )
     parser.add_argument(
         "--min-answer-check",
@@ -107,9 +113,13 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 def engine_settings(args: argparse.Namespace, base: EngineConfig | None = None) -> EngineConfig | None:
     """`base` (the engine's defaults when None) with what `add_engine_arguments`' flags set; `base` itself
     when they set nothing."""
-    if args.one_hop_patience is None and args.min_answer_check is None and args.min_relevance is None:
+    flags = (args.one_hop_patience, args.first_hold, args.min_answer_check, args.min_relevance)
+    if all(flag is None for flag in flags):
         return base
     settings = base or EngineConfig()
+    if args.first_hold is not None:
+        first_k = max(settings.first_k, args.first_hold)
+        settings = replace(settings, first_hold=args.first_hold, first_k=first_k)
     if args.one_hop_patience is not None:
         settings = replace(settings, one_hop_patience=args.one_hop_patience)
     if args.min_answer_check is not None:

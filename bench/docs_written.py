@@ -1,6 +1,7 @@
 """Docs questions written in users' words, asked through the whole engine: the first figure of a docs change.
 
-    python bench/docs_written.py DOCS_FAQ [--role heldout|tune] [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK]]
+    python bench/docs_written.py DOCS_FAQ [--role heldout|tune]
+        [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK][#SETTING=N,...]]
         [--embedder LABEL=SPEC ...] [--columns EMB:MODEL,...] [--styles plain,situation,terse] [--limit N]
         [--workdir DIR] [--dump FILE]
     python bench/docs_written.py DOCS_FAQ --report DUMP [DUMP ...]
@@ -19,7 +20,8 @@ measured in one run, each model's column then named `EMBEDDER:MODEL`, and `--col
 ones), and every `--model` answers on each index: `LABEL=` is the shipped relevance model and answer check,
 `LABEL=PATH` a relevance model in place of the shipped one, `LABEL=PATH,CHECK` an answer check too (`none`:
 no answer check), and `@REL,CHECK` the verifier's floors for that model (`VerifyConfig.min_relevance`,
-`min_answer_check`; default the engine's). With `--dump`, `bench/floor_sweep.py` replays floors on the
+`min_answer_check`; default the engine's), and `#SETTING=N,...` whole-number `EngineConfig` settings
+(`#first_hold=10`). With `--dump`, `bench/floor_sweep.py` replays floors on the
 records (run with open floors, `@0,0`, on the tune role).
 
 Per model, per style: search recall@10 and @50 of the mined answer, answer hit, paragraph hit, same-page
@@ -75,22 +77,28 @@ class ModelSpec:
     relevance: str = ""
     check: str = ""
     floors: tuple[float, float] | None = None
+    engine: tuple[tuple[str, int], ...] = ()
+    """Whole-number `EngineConfig` settings in place of the defaults (`#first_hold=10,first_k=15`)."""
 
     @classmethod
     def parse(cls, text: str) -> ModelSpec:
         label, _, rest = text.partition("=")
+        rest, _, settings = rest.partition("#")
         models, _, floors = rest.partition("@")
         relevance, _, check = models.partition(",")
         pair = None
         if floors:
             rel, _, chk = floors.partition(",")
             pair = (float(rel), float(chk or 0.0))
-        return cls(label, relevance, check, pair)
+        engine = tuple((k, int(v)) for k, _, v in (s.partition("=") for s in settings.split(",") if s))
+        return cls(label, relevance, check, pair, engine)
 
     def settings(self) -> EngineConfig | None:
-        if self.floors is None:
+        if self.floors is None and not self.engine:
             return None
-        base = EngineConfig()
+        base = replace(EngineConfig(), **dict(self.engine))
+        if self.floors is None:
+            return base
         verify = replace(base.verify, min_relevance=self.floors[0], min_answer_check=self.floors[1])
         return replace(base, verify=verify)
 

@@ -2,7 +2,8 @@
 
     python bench/feedback_memory.py DOCS_FAQ [--role tune|heldout] [--limit N] [--workdir DIR]
         [--memory-floor F] [--vouch-floor F] [--sample N] [--p95-rows N] [--synthetic N]
-        [--embedder LABEL=SPEC] [--matcher DIR [--match-floor F] [--match-vouch F]] [--dump FILE]
+        [--embedder LABEL=SPEC] [--matcher DIR [--match-floor F] [--match-vouch F]] [--match-cosine F]
+        [--dump FILE]
     python bench/feedback_memory.py DOCS_FAQ --replay DUMP [--floors F,...] [--vouches F,...] [--matcher DIR]
 
 DOCS_FAQ is `traindata/docs_faq`; the rows are `bench/docs_written.py`'s (`written_rows`), its pages and index
@@ -260,6 +261,8 @@ def _run(
         settings = replace(settings, memory=replace(settings.memory, min_match=args.match_floor))
     if args.match_vouch is not None:
         settings = replace(settings, memory=replace(settings.memory, vouch_match=args.match_vouch))
+    if args.match_cosine is not None:
+        settings = replace(settings, memory=replace(settings.memory, match_similarity=args.match_cosine))
     if args.matcher is not None:
         names = replace(names, question_match=args.matcher)
     figures: dict[str, Any] = {
@@ -417,6 +420,9 @@ def main() -> None:
     ap.add_argument("--matcher", help="a question matcher's folder ([models] question_match)")
     ap.add_argument("--match-floor", type=float, help="MemoryConfig.min_match (default: the engine's)")
     ap.add_argument("--match-vouch", type=float, help="MemoryConfig.vouch_match (default: the engine's)")
+    ap.add_argument(
+        "--match-cosine", type=float, help="MemoryConfig.match_similarity (default: the engine's)"
+    )
     args = ap.parse_args()
     if args.replay is not None:
         numbers = [[float(x) for x in text.split(",") if x] for text in (args.floors, args.vouches)]

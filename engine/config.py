@@ -32,6 +32,11 @@ class EngineConfig:
 
     first_k: int = 10
     hits_per_subquery: int = 5
+    first_hold: int = 0
+    """How many of a question's first retrieval (its search top `first_k`) its first round holds and rates,
+    at least `hits_per_subquery` (0: that many); a comparison holds all of it. What is not held waits for a
+    later round's subquery, which a one-hop question whose first round verified nothing may never run
+    (`one_hop_patience`)."""
     max_evidence: int = 40
     max_rounds: int = MAX_ROUNDS
     conflict_policy: ConflictPolicy = ConflictPolicy.BOTH

@@ -165,9 +165,9 @@ class Rounds:
             state.pool.contexts.update(fetch_contexts(conn, unseen))
             hits = state.pool.in_place_of_headings(conn, hits)
         limit = self.config.hits_per_subquery * max(1, len(queries))
-        if state.round == 1 and state.shape.comparison:
+        if state.round == 1:
             # A comparison's own retrieval most often holds both its documents: all of it is kept.
-            limit = self.config.first_k
+            limit = self.config.first_k if state.shape.comparison else max(limit, self.config.first_hold)
         new = state.pool.add(hits, state.round, limit)
         trace.new_evidence = [h.sentence_id for h in new]
         # The planner reads this round's ranking, including evidence an earlier round already held.

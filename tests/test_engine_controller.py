@@ -179,6 +179,20 @@ def test_a_comparison_keeps_its_whole_first_retrieval(
     assert len(result.trace[0].new_evidence) == expected
 
 
+def test_a_one_hop_first_round_holds_first_hold_of_its_first_retrieval(
+    new_engine: Callable[..., AnswerEngine], retriever: Retriever, indexed: Path
+) -> None:
+    question = "Where was the BCS title game that the team coached by Nick Saban played in held?"
+    first = [h for h in retriever.search(question, 6) if h.heading_path]
+    assert len(first) > 4
+    held = []
+    for hold in (0, 4):
+        config = EngineConfig(first_k=6, hits_per_subquery=2, first_hold=hold, store=False)
+        result = new_engine(entailment=ContainmentNLI(), config=config).answer(question)
+        held.append(len(result.trace[0].new_evidence))
+    assert held == [2, 4]
+
+
 def test_a_round_the_planner_fails_is_planned_extractively_not_a_failed_answer(
     new_engine: Callable[..., AnswerEngine],
     retriever: Retriever,
