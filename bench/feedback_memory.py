@@ -95,6 +95,12 @@ def ask(engine: Engine, text: str, repositories: tuple[str, ...], sid: int | Non
         "team": any(c.get("chosen_by") == TEAM for c in citing),
         "any_team": any(c.get("chosen_by") == TEAM for c in body["clauses"]),
         "from_answers": [c["remembered"]["answer_id"] for c in body["clauses"] if c.get("remembered")],
+        "memory_refused": [
+            f"{r.get('stage')}: {r['reason']}"
+            for t in body["trace"]
+            for r in t["rejected"]
+            if r["reason"].startswith("remembered from answer")
+        ],
     }
 
 
