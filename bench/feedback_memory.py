@@ -95,6 +95,11 @@ def ask(engine: Engine, text: str, repositories: tuple[str, ...], sid: int | Non
         "team": any(c.get("chosen_by") == TEAM for c in citing),
         "any_team": any(c.get("chosen_by") == TEAM for c in body["clauses"]),
         "from_answers": [c["remembered"]["answer_id"] for c in body["clauses"] if c.get("remembered")],
+        "team_from": [
+            c["remembered"]["answer_id"]
+            for c in body["clauses"]
+            if c.get("chosen_by") == TEAM and c.get("remembered")
+        ],
         "memory_refused": [
             f"{r.get('stage')}: {r['reason']}"
             for t in body["trace"]
@@ -243,6 +248,18 @@ def replay(dump: Path, floors: list[float], vouches: list[float], matcher: str |
             print(f"{floor:5.2f}  {vouch:5.2f}  " + "  ".join(figures))
 
 
+def _from_another(record: dict[str, Any], style: str) -> bool:
+    """Whether the answer to the row's `style` wording holds a clause the memory added (`chosen_by` team)
+    from another row's accepted answer: each row accepts its own mined answer only, so such a clause answers
+    another question (a near-duplicate row's answer may also answer this one; the figure is an upper bound of
+    the wrong ones). Records dumped before `team_from` count every remembered clause of another answer when
+    a team clause is present and none cites the row's sentence."""
+    asked, own = record[style], record["plain"]["id"]
+    if "team_from" in asked:
+        return any(answer != own for answer in asked["team_from"])
+    return bool(asked["any_team"] and not asked["team"] and any(a != own for a in asked["from_answers"]))
+
+
 def _partial(fed: list[dict[str, Any]]) -> dict[str, int]:
     keys = [(s, k) for s in ("situation", "terse", "near") for k in ("hit", "team")]
     return {"fed": len(fed)} | {f"{s} {k}": sum(r[s][k] for r in fed) for s, k in keys}
@@ -358,6 +375,11 @@ def report(records: list[dict[str, Any]], figures: dict[str, Any], synthetic: in
         lines.append((f"{style}:   of which from memory", f"{team}"))
         abstained = sum(r[style]["status"] != "answer" for r in fed)
         lines.append((f"{style}: abstained", f"{abstained}/{len(fed)}"))
+    for style in ("situation", "terse", "near"):
+        other = sum(_from_another(r, style) for r in fed)
+        lines.append(
+            (f"{style}: another question's sentence from memory", f"{other / max(1, len(fed)):.3f} ({other})")
+        )
     wrong = sum(r["near"]["team"] for r in fed)
     cites = sum(r["near"]["hit"] for r in fed)
     lines.append(("near miss: wrong from memory", f"{wrong / max(1, len(fed)):.3f} ({wrong}/{len(fed)})"))

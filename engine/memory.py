@@ -81,15 +81,14 @@ class MemoryConfig:
     """With a matcher: the least cosine for an accepted question to be read by it at all. 0.4 on the docs
     embedder's scale passes about the share of the tune rows' rewordings that 0.45 passed on
     all-MiniLM-L6-v2's (`situation` p10 0.431 against 0.497; `bench/feedback_memory.py --similarities`)."""
-    min_match: float = 0.2
+    min_match: float = 0.5
     """With a matcher: the least score (0 to 1) for the sentence to be offered (and rated by the models)."""
-    vouch_match: float = 0.2
+    vouch_match: float = 0.5
     """With a matcher: the least score at which the team's word stands in for the models' (relevance and
     answer check raised to the score, at least to the verifier's floors). Both chosen on the tune rows'
-    written questions with the shipped matcher and #50's models (``docs/feedback.md``): at 0.2 the matcher
-    passes 0.886 of the `situation` and 0.974 of the `terse` rewordings and 0.022 of the near misses
-    (0.5: 0.743, 0.882, 0.004); through the engine, remembered hit 0.797 and 0.855 against 0.717 and 0.790,
-    near misses wrong from memory 1 of 138 at both; 0.1 with candidates from cosine 0.3 did worse."""
+    written questions with the shipped matcher (``docs/feedback.md``): the near misses score below 0.03 nine
+    times in ten. 0.2 served more rewordings from memory and more sentences accepted for other questions
+    with them (``docs/feedback.md``, "Lower matcher floors"), so it was not kept."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.test_training_written import MINED, WRITTEN
 from training.docs_split import HELD_OUT, role
-from training.question_pairs import OTHER_ROWS, load_question_pairs, row_pairs, wordings
+from training.question_pairs import OTHER_PAGE_ROWS, OTHER_ROWS, load_question_pairs, row_pairs, wordings
 
 
 def test_every_two_wordings_are_a_positive_and_the_near_miss_against_each_a_negative() -> None:
@@ -67,3 +67,25 @@ def test_rows_of_one_page_are_each_others_negatives_unless_they_share_their_answ
     assert len(against_other) == 1 and against_other[0].label == 0
     assert not [r for r in first if "empty it?" in (r.query, r.passage)]  # the same answer: not a negative
     assert len(against_other) <= OTHER_ROWS
+
+
+def test_the_closest_rows_of_other_pages_are_negatives_unless_they_share_the_answer(tmp_path: Path) -> None:
+    other_page = {**MINED, "path": "remote.md"}
+    mined = [
+        MINED,
+        {**other_page, "question": "Remote", "positive": "The remote cache is shared by every machine."},
+        {**other_page, "question": "Speed", "positive": "Builds take minutes."},
+        {**other_page, "question": "Same", "positive": MINED["positive"]},
+    ]
+    _write(tmp_path / "pairs.jsonl.gz", mined)
+    plain = {1: "is the build cache shared with CI?", 2: "why so slow?", 3: "how do I wipe the build cache?"}
+    written = [{**WRITTEN, "row": 0, "repo": "owner/docs", "question": MINED["question"]}] + [
+        {**WRITTEN, "row": n, "repo": "owner/docs", "question": mined[n]["question"], "plain": plain[n]}
+        for n in (1, 2, 3)
+    ]
+    _write(tmp_path / "users_written.jsonl.gz", written)
+    rows = load_question_pairs(tmp_path / "users_written.jsonl.gz")
+    first = [r for r in rows if r.group == f"qpairs:owner/docs:cache.md:{MINED['question']}"]
+    against = {text: r.label for r in first for text in plain.values() if text in (r.query, r.passage)}
+    assert against == {plain[1]: 0}, "sharing words: a negative; sharing none, or the answer: not read"
+    assert OTHER_PAGE_ROWS >= 1

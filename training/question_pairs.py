@@ -11,7 +11,11 @@ wordings (the mined question as the docs' heading asks it, and the written ``pla
 - every two wordings, target 1, in a seeded order (a memory reads them either way round);
 - the row's ``near_miss`` (on the same page, not answered by the answer) against each wording, target 0;
 - up to ``OTHER_ROWS`` other rows of the same page, a `plain` wording against one of this row's, target 0,
-  unless the two rows share their mined answer (then they ask the same thing).
+  unless the two rows share their mined answer (then they ask the same thing);
+- the ``OTHER_PAGE_ROWS`` rows of the repository's other pages whose `plain` wording shares the most content
+  words with this row's, the same way: a question on another page of the same product that shares its
+  topic ("custom query client" against "how does the client ask the server for more data?") asks
+  something else, and a matcher taught only its own page's questions scores such pairs as rewordings.
 
 One group per row, so validation holds out whole rows; the held-out and tune repositories are never read.
 """
@@ -23,6 +27,7 @@ from collections import defaultdict
 from itertools import combinations
 from pathlib import Path
 
+from engine.words import stems
 from training.data import RelRow
 from training.docs_written import STYLES, joined_rows
 
@@ -30,6 +35,8 @@ __all__ = ["OTHER_ROWS", "load_question_pairs", "row_pairs", "wordings"]
 
 OTHER_ROWS = 2
 """Other rows of the same page read as negatives for each row."""
+OTHER_PAGE_ROWS = 2
+"""Rows of other pages of the same repository, the closest by shared content words, read as negatives."""
 
 
 def wordings(mined: dict[str, object], written: dict[str, object]) -> list[str]:
@@ -68,6 +75,11 @@ def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
         by_page: dict[str, list[tuple[dict[str, object], dict[str, object]]]] = defaultdict(list)
         for mined, written in by_repo[repository]:
             by_page[str(mined["path"])].append((mined, written))
+        plains = [
+            (str(m["path"]), m["positive"], plain, stems(plain))
+            for m, w in by_repo[repository]
+            if (plain := str(w.get("plain") or "").strip())
+        ]
         for page in sorted(by_page):
             rows = by_page[page]
             for mined, written in rows:
@@ -77,7 +89,23 @@ def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
                     if m["positive"] != mined["positive"] and str(w.get("plain") or "").strip()
                 ]
                 picked = rng.sample(others, min(OTHER_ROWS, len(others)))
+                picked += _closest_elsewhere(mined, str(written.get("plain") or ""), plains)
                 group = f"qpairs:{repository}:{page}:{mined['question']}"
                 near = str(written.get("near_miss") or "").strip()
                 out += row_pairs(wordings(mined, written), near, picked, group, source, rng)
     return out
+
+
+def _closest_elsewhere(
+    mined: dict[str, object], plain: str, plains: list[tuple[str, object, str, set[str]]]
+) -> list[str]:
+    """The `plain` wordings of other pages' rows sharing the most content stems with `plain` (at least one),
+    ties in file order, leaving out rows with the same mined answer."""
+    own = stems(plain)
+    scored = [
+        (len(own & theirs), n, text)
+        for n, (path, positive, text, theirs) in enumerate(plains)
+        if path != mined["path"] and positive != mined["positive"] and own & theirs
+    ]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [text for _, _, text in scored[:OTHER_PAGE_ROWS]]
