@@ -286,6 +286,8 @@ def _run(
         settings = replace(settings, memory=replace(settings.memory, vouch_match=args.match_vouch))
     if args.match_cosine is not None:
         settings = replace(settings, memory=replace(settings.memory, match_similarity=args.match_cosine))
+    if args.match_lead is not None:
+        settings = replace(settings, memory=replace(settings.memory, min_lead=args.match_lead))
     if args.matcher is not None:
         names = replace(names, question_match=args.matcher)
     figures: dict[str, Any] = {
@@ -296,6 +298,7 @@ def _run(
     }
     if args.matcher is not None:
         figures |= {"match floor": settings.memory.min_match, "match vouch": settings.memory.vouch_match}
+    figures["lead"] = settings.memory.min_lead
     records: list[dict[str, Any]] = []
     with database.connect() as conn:
         model = load_embedding_model(name, runtime)
@@ -451,6 +454,7 @@ def main() -> None:
     ap.add_argument(
         "--match-cosine", type=float, help="MemoryConfig.match_similarity (default: the engine's)"
     )
+    ap.add_argument("--match-lead", type=float, help="MemoryConfig.min_lead (default: the engine's)")
     args = ap.parse_args()
     if args.replay is not None:
         numbers = [[float(x) for x in text.split(",") if x] for text in (args.floors, args.vouches)]

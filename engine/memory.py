@@ -22,6 +22,10 @@ same thing, `training.question_pairs`), the cosine only finds the candidates (`m
 matcher's score takes its place: offered at `min_match`, vouched for at `vouch_match`, and the score is what
 a vouched sentence's relevance is raised to. The embedder's cosine cannot tell a rewording from a question
 on the same page that asks something else; the matcher was trained on exactly that difference.
+Only one earlier question's sentences are offered: the closest one's, and none when another earlier question
+with other sentences scores within `MemoryConfig.min_lead` of it. Each earlier question was accepted for its
+own sentences; when two score alike the new question is as close to either, and serving both (or the
+wrong one) answers a question nobody asked (``docs/feedback.md``, "One accepted answer, or none").
 An accepted clause says where it came from (`AnswerClause.remembered`, `chosen_by` "team"); a refused one is
 in the trace with its stage. `bench/feedback_memory.py` measures the floors (``docs/feedback.md``).
 """
@@ -81,20 +85,24 @@ class MemoryConfig:
     """With a matcher: the least cosine for an accepted question to be read by it at all. 0.4 on the docs
     embedder's scale passes about the share of the tune rows' rewordings that 0.45 passed on
     all-MiniLM-L6-v2's (`situation` p10 0.431 against 0.497; `bench/feedback_memory.py --similarities`)."""
-    min_match: float = 0.5
+    min_match: float = 0.2
     """With a matcher: the least score (0 to 1) for the sentence to be offered (and rated by the models)."""
-    vouch_match: float = 0.5
+    vouch_match: float = 0.2
     """With a matcher: the least score at which the team's word stands in for the models' (relevance and
-    answer check raised to the score, at least to the verifier's floors). Both chosen on the tune rows'
-    written questions with the shipped matcher (``docs/feedback.md``): the near misses score below 0.03 nine
-    times in ten. 0.2 served more rewordings from memory and more sentences accepted for other questions
-    with them (``docs/feedback.md``, "Lower matcher floors"), so it was not kept."""
+    answer check raised to the score, at least to the verifier's floors). Both chosen with `min_lead` on the
+    tune rows' written questions with the shipped matcher (``docs/feedback.md``, "One accepted answer, or
+    none"): the near misses score below 0.03 nine times in ten. Without `min_lead`, 0.2 served more
+    sentences accepted for other questions than 0.5 did."""
+    min_lead: float = 0.05
+    """How far the closest earlier question must score above every other earlier question with other
+    sentences for its sentences to be offered (on the scale in use: the matcher's score, else the cosine,
+    else the overlap). Chosen on the tune rows with the matcher; below it, nothing is offered."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
     """How many closest pairs are read (rejections among them hold their sentence back)."""
     max_clauses: int = 2
-    """The most remembered sentences verified for one question."""
+    """The most remembered sentences verified for one question (all accepted for the one closest question)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,24 +156,41 @@ def recall(
     config: MemoryConfig,
     matcher: RelevanceModel | None = None,
 ) -> list[Recalled]:
-    """The sentences to offer for `question`, closest first, as the module says (the same question key
-    counts as the closest)."""
+    """The sentences to offer for `question`, as the module says: those accepted for the one closest earlier
+    question (the same question key counts as the closest), when it reaches the floor and leads every other
+    earlier question with other sentences by `min_lead`; else none."""
     key = question_key(question)
     found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
     scores, floor, vouch = _scores(question, key, found, vector, config, matcher)
     held_back = {p.sentence_id for p, s in zip(found, scores, strict=True) if not p.helpful and s >= floor}
+    ranked = [
+        (score, pair)
+        for score, pair in sorted(zip(scores, found, strict=True), key=lambda t: -t[0])
+        if pair.helpful and pair.sentence_id not in held_back
+    ]
+    if not ranked or ranked[0][0] < floor:
+        return []
+    first = _asked(ranked[0][1])
+    chosen = [(s, p) for s, p in ranked if _asked(p) == first and s >= floor]
+    mine = {p.sentence_id for _, p in chosen}
+    rival = max((s for s, p in ranked if _asked(p) != first and p.sentence_id not in mine), default=None)
+    if rival is not None and rival > ranked[0][0] - config.min_lead:
+        return []
     offered: dict[int, Recalled] = {}
-    for score, pair in sorted(zip(scores, found, strict=True), key=lambda t: -t[0]):
-        if (
-            pair.helpful
-            and score >= floor
-            and pair.sentence_id not in held_back
-            and pair.sentence_id not in offered
-        ):
-            offered[pair.sentence_id] = Recalled(
+    for score, pair in chosen:
+        offered.setdefault(
+            pair.sentence_id,
+            Recalled(
                 pair.sentence_id, pair.question, pair.answer_id, pair.accepted_at, score, score >= vouch
-            )
+            ),
+        )
     return list(offered.values())[: config.max_clauses]
+
+
+def _asked(pair: Remembered) -> str:
+    """Which earlier question a pair was accepted for: its question key (the same question asked twice is
+    one), else its answer."""
+    return pair.question_key or pair.answer_id
 
 
 def add_remembered(

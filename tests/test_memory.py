@@ -212,7 +212,9 @@ def test_a_near_question_is_offered_for_the_models_to_rate_and_only_a_close_one_
     far = Remembered("What is a lint?", "a3", now, 3, 0.3)
     config = MemoryConfig(min_similarity=0.6, vouch_similarity=0.8)
     offered = recall(_Pairs(close, near, far), REWORDED, [1.0], Filters(), config)
-    assert [(r.sentence_id, r.vouched) for r in offered] == [(1, True), (2, False)]
+    assert [(r.sentence_id, r.vouched) for r in offered] == [(1, True)], "only the closest question's"
+    [rated] = recall(_Pairs(near, far), REWORDED, [1.0], Filters(), config)
+    assert (rated.sentence_id, rated.vouched) == (2, False)
     same_key = Remembered(ASKED, "a4", now, 4, 0.1, question_key=question_key(ASKED))
     [again] = recall(_Pairs(same_key), ASKED, [1.0], Filters(), config)
     assert again.vouched, "the same question in other case and punctuation is the same question"
@@ -249,11 +251,43 @@ def test_with_a_matcher_its_score_decides_among_the_cosines_candidates_and_is_wh
     config = MemoryConfig(match_similarity=0.45, min_match=0.5, vouch_match=0.8)
     pairs = _Pairs(reworded, near, maybe, far)
     offered = recall(pairs, REWORDED, [1.0], Filters(), config, matcher)
-    assert [(r.sentence_id, r.vouched, r.similarity) for r in offered] == [(1, True, 0.95), (3, False, 0.6)]
+    assert [(r.sentence_id, r.vouched, r.similarity) for r in offered] == [(1, True, 0.95)]
     assert far.question not in matcher.read, "below the candidates' cosine the matcher is not asked"
-    rejected = Remembered(maybe.question, "a5", now, 3, 0.7, helpful=False)
+    [rated] = recall(_Pairs(near, maybe, far), REWORDED, [1.0], Filters(), config, matcher)
+    assert (rated.sentence_id, rated.vouched, rated.similarity) == (3, False, 0.6)
+    rejected = Remembered(reworded.question, "a5", now, 1, 0.7, helpful=False)
     held = recall(_Pairs(reworded, maybe, rejected), REWORDED, [1.0], Filters(), config, matcher)
-    assert [r.sentence_id for r in held] == [1], "a rejection for a matching question holds it back"
+    assert [r.sentence_id for r in held] == [3], "a rejection for a matching question holds it back"
+
+
+def test_only_one_earlier_questions_sentences_are_offered_and_none_when_two_score_alike() -> None:
+    from datetime import UTC, datetime
+
+    from engine.memory import MemoryConfig, recall
+    from indexer.remembered import Remembered
+
+    now = datetime.now(UTC)
+    asked = "How do I bless UI tests?"
+    both = [
+        Remembered(asked, "a1", now, 1, 0.9, question_key="bless ui test"),
+        Remembered(asked, "a1", now, 2, 0.9, question_key="bless ui test"),
+    ]
+    again = Remembered(asked, "a9", now, 2, 0.9, question_key="bless ui test")
+    rival = Remembered("Where do UI test outputs live?", "a2", now, 3, 0.9, question_key="ui test output")
+    config = MemoryConfig(match_similarity=0.45, min_match=0.2, vouch_match=0.2, min_lead=0.05)
+    matcher = _Matcher({asked: 0.9, rival.question: 0.87})
+    offered = recall(_Pairs(*both, again), REWORDED, [1.0], Filters(), config, matcher)
+    assert [r.sentence_id for r in offered] == [1, 2], (
+        "one question's sentences, the same question asked twice"
+    )
+    assert recall(_Pairs(*both, rival), REWORDED, [1.0], Filters(), config, matcher) == [], "two score alike"
+    matcher.scores[rival.question] = 0.8
+    offered = recall(_Pairs(*both, rival), REWORDED, [1.0], Filters(), config, matcher)
+    assert [r.sentence_id for r in offered] == [1, 2], "a clear lead serves the closest question's sentences"
+    shared = Remembered(rival.question, "a2", now, 1, 0.9, question_key="ui test output")
+    matcher.scores[rival.question] = 0.89
+    offered = recall(_Pairs(*both, shared), REWORDED, [1.0], Filters(), config, matcher)
+    assert [r.sentence_id for r in offered] == [1, 2], "a question accepted for the same sentence is no rival"
 
 
 def test_the_shipped_matcher_tells_a_rewording_from_a_question_that_asks_something_else() -> None:
