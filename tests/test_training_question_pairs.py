@@ -89,3 +89,29 @@ def test_the_closest_rows_of_other_pages_are_negatives_unless_they_share_the_ans
     against = {text: r.label for r in first for text in plain.values() if text in (r.query, r.passage)}
     assert against == {plain[1]: 0}, "sharing words: a negative; sharing none, or the answer: not read"
     assert OTHER_PAGE_ROWS >= 1
+
+
+def test_with_an_embedder_the_other_pages_questions_closest_by_its_cosine_are_the_negatives(
+    tmp_path: Path,
+) -> None:
+    other_page = {**MINED, "path": "remote.md"}
+    plain = {
+        1: "how do I delete old compiled artifacts?",  # close in meaning, no content word shared
+        2: "which fonts does the theme use?",
+        3: "what colour is the stored button?",  # shares "stored", nothing of the meaning
+    }
+    mined = [MINED] + [{**other_page, "question": f"Q{n}", "positive": f"Answer {n}."} for n in sorted(plain)]
+    _write(tmp_path / "pairs.jsonl.gz", mined)
+    written = [{**WRITTEN, "row": 0, "repo": "owner/docs", "question": MINED["question"]}] + [
+        {**WRITTEN, "row": n, "repo": "owner/docs", "question": f"Q{n}", "plain": plain[n]} for n in plain
+    ]
+    _write(tmp_path / "users_written.jsonl.gz", written)
+    group = f"qpairs:owner/docs:cache.md:{MINED['question']}"
+
+    def negatives(embedder: str | None) -> set[str]:
+        rows = load_question_pairs(tmp_path / "users_written.jsonl.gz", embedder=embedder)
+        return {t for r in rows if r.group == group for t in plain.values() if t in (r.query, r.passage)}
+
+    assert negatives(None) == {plain[3]}, "by shared words, only the row sharing one"
+    closest = negatives("citeline-docs")
+    assert plain[1] in closest and len(closest) == OTHER_PAGE_ROWS

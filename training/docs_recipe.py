@@ -31,3 +31,6 @@ class DocsRecipe:
     question_pairs: bool = False
     """A written file (``users_written*``) is read as question pairs (``training.question_pairs``: does a
     new question ask what an earlier one asked?) instead of questions against passages."""
+    pairs_embedder: str | None = None
+    """With ``question_pairs``: the embedder spec whose cosine picks the other pages' questions read as
+    negatives (the ones the memory reads, ``training.question_pairs``); None: shared content words."""

@@ -13,7 +13,8 @@ wordings (the mined question as the docs' heading asks it, and the written ``pla
 - up to ``OTHER_ROWS`` other rows of the same page, a `plain` wording against one of this row's, target 0,
   unless the two rows share their mined answer (then they ask the same thing);
 - the ``OTHER_PAGE_ROWS`` rows of the repository's other pages whose `plain` wording shares the most content
-  words with this row's, the same way: a question on another page of the same product that shares its
+  words with this row's (or, with an `embedder`, is the closest by its cosine: the questions the memory
+  reads, `engine.memory`), the same way: a question on another page of the same product that shares its
   topic ("custom query client" against "how does the client ask the server for more data?") asks
   something else, and a matcher taught only its own page's questions scores such pairs as rewordings.
 
@@ -24,8 +25,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 from engine.words import stems
 from training.data import RelRow
@@ -65,9 +70,11 @@ def row_pairs(
     return out
 
 
-def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
-    """The question pairs of a written file's training rows (``joined_rows``), as the module says."""
+def load_question_pairs(file: Path, seed: int = 13, embedder: str | None = None) -> list[RelRow]:
+    """The question pairs of a written file's training rows (``joined_rows``), as the module says;
+    `embedder` a spec as ``[models] embedder`` takes it."""
     by_repo = joined_rows(file)
+    encode = _encoder(embedder) if embedder is not None else None
     source = f"docs_faq/{file.name.split('.')[0]}:pairs"
     rng = random.Random(seed)
     out: list[RelRow] = []
@@ -80,6 +87,8 @@ def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
             for m, w in by_repo[repository]
             if (plain := str(w.get("plain") or "").strip())
         ]
+        vectors = encode([p[2] for p in plains]) if encode is not None and plains else None
+        where = {text: n for n, (_, _, text, _) in enumerate(plains)}
         for page in sorted(by_page):
             rows = by_page[page]
             for mined, written in rows:
@@ -89,7 +98,11 @@ def load_question_pairs(file: Path, seed: int = 13) -> list[RelRow]:
                     if m["positive"] != mined["positive"] and str(w.get("plain") or "").strip()
                 ]
                 picked = rng.sample(others, min(OTHER_ROWS, len(others)))
-                picked += _closest_elsewhere(mined, str(written.get("plain") or ""), plains)
+                plain = str(written.get("plain") or "").strip()
+                if vectors is not None and plain in where:
+                    picked += _nearest_elsewhere(mined, vectors[where[plain]] @ vectors.T, plains)
+                else:
+                    picked += _closest_elsewhere(mined, plain, plains)
                 group = f"qpairs:{repository}:{page}:{mined['question']}"
                 near = str(written.get("near_miss") or "").strip()
                 out += row_pairs(wordings(mined, written), near, picked, group, source, rng)
@@ -109,3 +122,28 @@ def _closest_elsewhere(
     ]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [text for _, _, text in scored[:OTHER_PAGE_ROWS]]
+
+
+def _nearest_elsewhere(
+    mined: dict[str, object],
+    cosines: npt.NDArray[np.float32],
+    plains: list[tuple[str, object, str, set[str]]],
+) -> list[str]:
+    """The `plain` wordings of other pages' rows closest by the embedder's cosine (`cosines`, one per row of
+    `plains`), leaving out rows with the same mined answer."""
+    ranked = sorted(range(len(plains)), key=lambda n: (-float(cosines[n]), n))
+    return [
+        plains[n][2] for n in ranked if plains[n][0] != mined["path"] and plains[n][1] != mined["positive"]
+    ][:OTHER_PAGE_ROWS]
+
+
+def _encoder(spec: str) -> Callable[[list[str]], npt.NDArray[np.float32]]:
+    """Unit vectors of questions on the embedder `spec` names."""
+    from indexer.embedder import load_embedding_model
+
+    model = load_embedding_model(spec)
+
+    def encode(texts: list[str]) -> npt.NDArray[np.float32]:
+        return np.asarray(model.encode(texts), dtype=np.float32)
+
+    return encode

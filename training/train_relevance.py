@@ -114,6 +114,10 @@ DOCS_RECIPES = {
         DocsRecipe(question_pairs=True),
         (Source("docs_faq/users_written.jsonl.gz"), Source("docs_faq/users_written_overflow.jsonl.gz")),
     ),
+    "qpairs_dense": (
+        DocsRecipe(question_pairs=True, pairs_embedder="citeline-docs"),
+        (Source("docs_faq/users_written.jsonl.gz"), Source("docs_faq/users_written_overflow.jsonl.gz")),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -131,7 +135,8 @@ usable training row of the questions written in users' words (``training.docs_wr
 against the mined answer's passages, and the row's near-miss question against its answer), and a capped
 share of the overflow rows written the same way; it drops the 1.5B rewrites. docs6w is the answer check's
 docs6 with the same written rows: their near-miss questions are what the check exists to refuse. qpairs is
-not a relevance mix: question against question (``training.question_pairs``), the memory's matcher."""
+not a relevance mix: question against question (``training.question_pairs``), the memory's matcher;
+qpairs_dense reads the other pages' questions the docs embedder finds closest as its negatives."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
@@ -150,7 +155,7 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         if "usable" in first and docs.question_pairs:
             from training.question_pairs import load_question_pairs
 
-            return load_question_pairs(path)
+            return load_question_pairs(path, embedder=docs.pairs_embedder)
         if "usable" in first:
             from training.docs_written import load_written  # citeline's parser: only where the mix is built
 

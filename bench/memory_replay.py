@@ -1,0 +1,161 @@
+"""Replay the memory's choice (`engine.memory.recall`) on a `bench/feedback_memory.py --dump`, offline, for
+many `MemoryConfig`s at once: which accepted sentences each wording would be offered.
+
+    python bench/memory_replay.py DUMP [--embedder LABEL=SPEC] [--matcher DIR] [--cache FILE]
+        [--floors F,...] [--leads F,...] [--max-clauses N,...]
+
+The run accepted each fed row's mined answer for its `plain` question, then asked `situation`, `terse` and
+the `near_miss` within the row's repository. Here every wording is compared with every fed plain question of
+its repository, as the store would (the embedder's cosine, the closest `candidates`), the matcher scores them
+(once; `--cache` keeps the scores), and `recall` itself chooses under each config: the real rule, not a copy.
+An offered sentence counts as served (vouched sentences are raised to the verifier's floors; `--floors` sets
+the offer and vouch floors together). Per style it prints:
+- own: the row's accepted sentence is offered;
+- hit~: own, or the run's answer cited it by retrieval alone (the remembered hit, as the run counts it);
+- other: another row's accepted sentence is offered (an answer to another question);
+- near: the near miss is offered the row's sentence (wrong from memory).
+The first line compares the replay with the run's own other-question count at the run's config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
+
+from engine.feedback import question_key
+from engine.memory import MemoryConfig, recall
+from engine.search import Filters
+from indexer.remembered import Remembered
+
+STYLES = ("situation", "terse", "near")
+
+
+def _text(row: dict[str, Any], style: str) -> str:
+    return str(row["near_miss"] if style == "near" else row["asked"][style])
+
+
+def scores(fed: list[dict[str, Any]], embedder: str, matcher: str | None, candidates: int) -> dict[str, Any]:
+    """Per (row, style): the closest fed rows of its repository by cosine, and the matcher's score of each."""
+    from engine.crossencoders import load_question_match
+    from indexer.embedder import load_embedding_model
+    from training.embedder_eval import embedder_spec
+
+    _, name, runtime = embedder_spec(embedder)
+    model = load_embedding_model(name, runtime)
+    match = load_question_match(matcher)
+    plain = np.asarray(model.encode([r["asked"]["plain"] for r in fed]))
+    out: dict[str, Any] = {}
+    for i, row in enumerate(fed):
+        same = [j for j, other in enumerate(fed) if other["name"] == row["name"]]
+        wordings = [_text(row, style) for style in STYLES]
+        for style, vector in zip(STYLES, np.asarray(model.encode(wordings)), strict=True):
+            cosine = {j: float(vector @ plain[j]) for j in same}
+            near = sorted(same, key=lambda j: -cosine[j])[:candidates]
+            read = match.score(_text(row, style), [fed[j]["asked"]["plain"] for j in near]) if near else []
+            out[f"{i}/{style}"] = [[j, cosine[j], float(s)] for j, s in zip(near, read, strict=True)]
+    return out
+
+
+class _Store:
+    """The store's answer for one wording, from the cached cosines (the closest first)."""
+
+    def __init__(self, pairs: list[Remembered]) -> None:
+        self.pairs = pairs
+
+    def remembered(self, *_: Any) -> list[Remembered]:
+        return self.pairs
+
+
+class _Matcher:
+    """The cached matcher scores, by earlier question."""
+
+    def __init__(self, by_question: dict[str, float]) -> None:
+        self.by_question = by_question
+
+    def score(self, query: str, passages: Any) -> list[float]:
+        return [self.by_question[p] for p in passages]
+
+
+def offered(fed: list[dict[str, Any]], cached: list[list[Any]], text: str, config: MemoryConfig) -> list[int]:
+    """The sentence ids `recall` offers `text` under `config`."""
+    now = datetime.now(UTC)
+    pairs = [
+        Remembered(
+            fed[j]["asked"]["plain"],
+            fed[j]["plain"]["id"],
+            now,
+            fed[j]["sid"],
+            cosine,
+            question_key=question_key(fed[j]["asked"]["plain"]),
+        )
+        for j, cosine, _ in cached
+    ]
+    matcher = _Matcher({fed[j]["asked"]["plain"]: s for j, _, s in cached})
+    chosen = recall(_Store(pairs), text, [1.0], Filters(), config, matcher)  # type: ignore[arg-type]
+    return [r.sentence_id for r in chosen]
+
+
+def figures(fed: list[dict[str, Any]], cache: dict[str, Any], config: MemoryConfig) -> dict[str, int]:
+    """own / hit / other per style, and near, under `config`."""
+    counts = {"near": 0} | {f"{k} {s}": 0 for k in ("own", "hit", "other") for s in STYLES[:2]}
+    for i, row in enumerate(fed):
+        for style in STYLES:
+            ids = offered(fed, cache[f"{i}/{style}"], _text(row, style), config)
+            mine = row["sid"] in ids
+            if style == "near":
+                counts["near"] += mine
+                continue
+            by_retrieval = row[style]["hit"] and not row[style]["team"]
+            counts[f"own {style}"] += mine
+            counts[f"hit {style}"] += mine or by_retrieval
+            counts[f"other {style}"] += any(s != row["sid"] for s in ids)
+    return counts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dump", type=Path)
+    ap.add_argument("--embedder", default="default=", help="LABEL=SPEC[@RUNTIME], the run's")
+    ap.add_argument("--matcher", help="a question matcher's folder (default: the shipped one)")
+    ap.add_argument("--cache", type=Path, help="keep the cosines and scores here (reused when present)")
+    ap.add_argument("--floors", default="0.2,0.3,0.5", help="offer and vouch floors on the matcher's score")
+    ap.add_argument("--leads", default="-1,0,0.02,0.05,0.1,0.2", help="MemoryConfig.min_lead (-1: none)")
+    ap.add_argument("--max-clauses", default="2", help="MemoryConfig.max_clauses, each")
+    args = ap.parse_args()
+    lines = args.dump.read_text(encoding="utf-8").splitlines()
+    fed = [r for r in map(json.loads, lines[1:]) if "situation" in r]
+    base = MemoryConfig()
+    if args.cache is not None and args.cache.exists():
+        cache = json.loads(args.cache.read_text(encoding="utf-8"))
+    else:
+        cache = scores(fed, args.embedder, args.matcher, base.candidates)
+        if args.cache is not None:
+            args.cache.write_text(json.dumps(cache), encoding="utf-8")
+    ran = sum(any(a != r["plain"]["id"] for a in r[s].get("team_from", [])) for r in fed for s in STYLES[:2])
+    print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
+    print("floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near")
+    n = len(fed)
+    for floor in (float(x) for x in args.floors.split(",")):
+        for lead in (float(x) for x in args.leads.split(",")):
+            for most in (int(x) for x in args.max_clauses.split(",")):
+                config = replace(base, min_match=floor, vouch_match=floor, min_lead=lead, max_clauses=most)
+                c = figures(fed, cache, config)
+                print(
+                    f"{floor:5.2f} {lead:5.2f} {most:4d}  | {c['own situation']:4d} {c['own terse']:4d}    "
+                    f"| {c['hit situation'] / n:.3f} / {c['hit terse'] / n:.3f}  "
+                    f"| {c['other situation']:4d} {c['other terse']:4d}      | {c['near']}",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
