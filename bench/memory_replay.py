@@ -85,31 +85,38 @@ class _Matcher:
         return [self.by_question[p] for p in passages]
 
 
-def offered(fed: list[dict[str, Any]], cached: list[list[Any]], text: str, config: MemoryConfig) -> list[int]:
-    """The sentence ids `recall` offers `text` under `config`."""
+Lookup = tuple[_Store, _Matcher]
+
+
+def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Lookup]:
+    """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine) and the matcher's
+    cached scores, built once for every config."""
     now = datetime.now(UTC)
-    pairs = [
-        Remembered(
-            fed[j]["asked"]["plain"],
-            fed[j]["plain"]["id"],
-            now,
-            fed[j]["sid"],
-            cosine,
-            question_key=question_key(fed[j]["asked"]["plain"]),
-        )
-        for j, cosine, _ in cached
-    ]
-    matcher = _Matcher({fed[j]["asked"]["plain"]: s for j, _, s in cached})
-    chosen = recall(_Store(pairs), text, [1.0], Filters(), config, matcher)  # type: ignore[arg-type]
-    return [r.sentence_id for r in chosen]
+    out: dict[str, Lookup] = {}
+    for key, cached in cache.items():
+        pairs = [
+            Remembered(
+                fed[j]["asked"]["plain"],
+                fed[j]["plain"]["id"],
+                now,
+                fed[j]["sid"],
+                cosine,
+                question_key=question_key(fed[j]["asked"]["plain"]),
+            )
+            for j, cosine, _ in cached
+        ]
+        out[key] = (_Store(pairs), _Matcher({fed[j]["asked"]["plain"]: s for j, _, s in cached}))
+    return out
 
 
-def figures(fed: list[dict[str, Any]], cache: dict[str, Any], config: MemoryConfig) -> dict[str, int]:
-    """own / hit / other per style, and near, under `config`."""
+def figures(fed: list[dict[str, Any]], looked: dict[str, Lookup], config: MemoryConfig) -> dict[str, int]:
+    """own / hit / other per style, and near, under `config` (`recall` itself choosing)."""
     counts = {"near": 0} | {f"{k} {s}": 0 for k in ("own", "hit", "other") for s in STYLES[:2]}
     for i, row in enumerate(fed):
         for style in STYLES:
-            ids = offered(fed, cache[f"{i}/{style}"], _text(row, style), config)
+            store, matcher = looked[f"{i}/{style}"]
+            chosen = recall(store, _text(row, style), [1.0], Filters(), config, matcher)  # type: ignore[arg-type]
+            ids = [r.sentence_id for r in chosen]
             mine = row["sid"] in ids
             if style == "near":
                 counts["near"] += mine
@@ -140,6 +147,7 @@ def main() -> None:
         cache = scores(fed, args.embedder, args.matcher, base.candidates)
         if args.cache is not None:
             args.cache.write_text(json.dumps(cache), encoding="utf-8")
+    looked = lookups(fed, cache)
     ran = sum(any(a != r["plain"]["id"] for a in r[s].get("team_from", [])) for r in fed for s in STYLES[:2])
     print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
     print("floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near")
@@ -148,7 +156,7 @@ def main() -> None:
         for lead in (float(x) for x in args.leads.split(",")):
             for most in (int(x) for x in args.max_clauses.split(",")):
                 config = replace(base, min_match=floor, vouch_match=floor, min_lead=lead, max_clauses=most)
-                c = figures(fed, cache, config)
+                c = figures(fed, looked, config)
                 print(
                     f"{floor:5.2f} {lead:5.2f} {most:4d}  | {c['own situation']:4d} {c['own terse']:4d}    "
                     f"| {c['hit situation'] / n:.3f} / {c['hit terse'] / n:.3f}  "
