@@ -169,10 +169,13 @@ def load_docs(
     roles: tuple[str, ...] = ("train",),
     recipe: DocsRecipe = _PLAIN,
     rewrites: Rewrites | None = None,
+    reader: dict[tuple[str, str, str, str], float] | None = None,
 ) -> list[RelRow]:
     """Relevance rows from a docs_faq pairs file, for the repositories whose role is in ``roles``; the
     corpus is the ``corpus/`` folder beside the file. A row's group is its repository, page and question;
-    its query is that question as mined, reworded, or in a user's words (``asked_as``, drawn per group)."""
+    its query is that question as mined, reworded, or in a user's words (``asked_as``, drawn per group). A
+    row asked in a rewrite that `reader` rates (``training.reader_labels``) trains its answers towards that
+    rating instead of 1."""
     corpus = file.parent / "corpus"
     by_repo: dict[str, list[dict[str, object]]] = {}
     for row in read_jsonl(file):
@@ -201,6 +204,9 @@ def load_docs(
             if pairs and lane is not None and _in_users_words(row, query, rewrites or {}):
                 dense = lane.of(repository, index)
                 pairs += _dense_pairs(row, query, index, dense, recipe.dense_misses, read, pairs)
+            rated = (reader or {}).get((repository, str(row.get("kind")), str(row["question"]), query))
+            if rated is not None:
+                pairs = [(p, rated if goal == 1.0 else goal) for p, goal in pairs]
             for passage, goal in pairs:
                 soft = None if goal in (0.0, 1.0) else goal
                 out.append(RelRow(query, passage, int(goal == 1.0), group, source, soft))

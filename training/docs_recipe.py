@@ -26,6 +26,10 @@ class DocsRecipe:
     """Negatives per row asked in a user's words, from the vector lane (``training.docs_dense``): the units
     of the repository nearest the rewrite by ``dense_embedder``'s cosine, outside the answer's section, target
     0."""
+    reader_soft: bool = False
+    """With ``rewrite_share``: every 1.5B rewrite may be asked, not only the kept ones, and a row asked in one
+    trains its answer towards the reader's soft label for that rewrite (``training.reader_labels``) instead
+    of 1: the rewrites down-weighted by the round-trip check rather than filtered by it."""
     dense_embedder: str = "citeline-docs"
     """The embedder spec (as ``[models] embedder`` takes it) that finds the vector lane's near misses."""
     question_pairs: bool = False

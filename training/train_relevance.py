@@ -101,6 +101,14 @@ DOCS_RECIPES = {
             Source("docs_faq/users_written_overflow.jsonl.gz", cap=6_000),
         ),
     ),
+    "docs4wr": (
+        DocsRecipe(rewrite_share=0.5, reader_soft=True),
+        (
+            *DOCS_MIX,
+            Source("docs_faq/users_written.jsonl.gz"),
+            Source("docs_faq/users_written_overflow.jsonl.gz", cap=6_000),
+        ),
+    ),
     "docs6w": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -134,8 +142,10 @@ misses to those (``DocsRecipe.dense_misses``), measured and not shipped either. 
 usable training row of the questions written in users' words (``training.docs_written``: three styles
 against the mined answer's passages, and the row's near-miss question against its answer), and a capped
 share of the overflow rows written the same way; it drops the 1.5B rewrites. docs6w is the answer check's
-docs6 with the same written rows: their near-miss questions are what the check exists to refuse. qpairs is
-not a relevance mix: question against question (``training.question_pairs``), the memory's matcher;
+docs6 with the same written rows: their near-miss questions are what the check exists to refuse. docs4wr is
+docs4w with half the mined rows that have a 1.5B rewrite asked in one, each answer trained towards the
+reader's soft label for it (``training.reader_labels``): the rewrites down-weighted rather than dropped.
+qpairs is not a relevance mix: question against question (``training.question_pairs``), the memory's matcher;
 qpairs_dense reads the other pages' questions the docs embedder finds closest as its negatives."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
@@ -163,12 +173,16 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         if "positive" in first:
             from training.docs_mix import load_docs  # citeline's parser: only where the mix is built
 
-            rewrites = None
-            if docs.rewrite_share:
+            rewrites, reader = None, None
+            if docs.reader_soft:
+                from training.reader_labels import reader_rewrites
+
+                rewrites, reader = reader_rewrites(path.parent)
+            elif docs.rewrite_share:
                 from training.embedder_data import REWRITES, read_rewrites
 
                 rewrites = read_rewrites(REWRITES)
-            return load_docs(path, recipe=docs, rewrites=rewrites)
+            return load_docs(path, recipe=docs, rewrites=rewrites, reader=reader)
         return load_relevance(path)
 
     return load
