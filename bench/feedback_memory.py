@@ -288,6 +288,8 @@ def _run(
         settings = replace(settings, memory=replace(settings.memory, match_similarity=args.match_cosine))
     if args.match_lead is not None:
         settings = replace(settings, memory=replace(settings.memory, min_lead=args.match_lead))
+    if args.answer_weight is not None:
+        settings = replace(settings, memory=replace(settings.memory, answer_weight=args.answer_weight))
     if args.matcher is not None:
         names = replace(names, question_match=args.matcher)
     figures: dict[str, Any] = {
@@ -455,6 +457,9 @@ def main() -> None:
         "--match-cosine", type=float, help="MemoryConfig.match_similarity (default: the engine's)"
     )
     ap.add_argument("--match-lead", type=float, help="MemoryConfig.min_lead (default: the engine's)")
+    ap.add_argument(
+        "--answer-weight", type=float, help="MemoryConfig.answer_weight (default: the engine's; 0: off)"
+    )
     args = ap.parse_args()
     if args.replay is not None:
         numbers = [[float(x) for x in text.split(",") if x] for text in (args.floors, args.vouches)]

@@ -26,7 +26,7 @@ from engine.contexts import fetch_contexts
 from engine.crossencoders import EntailmentModel, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.llm_planner import LLMPlanner
-from engine.memory import RememberedAnswers, add_remembered, recall
+from engine.memory import RememberedAnswers, add_remembered, rater, recall
 from engine.nearest import closest, with_context
 from engine.planners import ExtractivePlanner
 from engine.planning import Planner, PlannerState
@@ -275,7 +275,8 @@ class AnswerEngine:
         """Verify the sentences the team accepted for a question close to this one (`engine.memory`)."""
         assert self._memory is not None
         vector = pool.vectors([asked])[0].tolist() if self._embedder is not None else None
-        offered = recall(self._memory, asked, vector, filters, self._config.memory, self._match)
+        rate = rater(self._connect, pool, self._relevance) if self._relevance is not None else None
+        offered = recall(self._memory, asked, vector, filters, self._config.memory, self._match, rate)
         add_remembered(result, asked, offered, pool, verifier, self._connect, self._relevance, self._check)
 
 

@@ -21,7 +21,10 @@ With a matcher (`[models] question_match`: a cross-encoder trained to tell wheth
 same thing, `training.question_pairs`), the cosine only finds the candidates (`match_similarity`) and the
 matcher's score takes its place: offered at `min_match`, vouched for at `vouch_match`, and the score is what
 a vouched sentence's relevance is raised to. The embedder's cosine cannot tell a rewording from a question
-on the same page that asks something else; the matcher was trained on exactly that difference.
+on the same page that asks something else; the matcher was trained on exactly that difference. With the
+relevance model too (`Rater`), an earlier question's score also weighs how well its accepted sentence answers
+the new question (`MemoryConfig.answer_weight`): a rewording of another question on the same page matches
+its question about as well as its own, but the other question's sentence does not answer it.
 Only one earlier question's sentences are offered: the closest one's, and none when another earlier question
 with other sentences scores within `MemoryConfig.min_lead` of it. Each earlier question was accepted for its
 own sentences; when two score alike the new question is as close to either, and serving both (or the
@@ -49,7 +52,16 @@ from engine.verify import Verifier
 from indexer.database import Connection
 from indexer.remembered import Remembered
 
-__all__ = ["TEAM", "MemoryConfig", "Recalled", "RememberedAnswers", "add_remembered", "recall"]
+__all__ = [
+    "TEAM",
+    "MemoryConfig",
+    "Rater",
+    "Recalled",
+    "RememberedAnswers",
+    "add_remembered",
+    "rater",
+    "recall",
+]
 
 TEAM = "team"
 """`chosen_by` of a clause the team accepted for an earlier question."""
@@ -97,6 +109,11 @@ class MemoryConfig:
     """How far the closest earlier question must score above every other earlier question with other
     sentences for its sentences to be offered (on the scale in use: the matcher's score, else the cosine,
     else the overlap). Chosen on the tune rows with the matcher; below it, nothing is offered."""
+    answer_weight: float = 0.5
+    """With a matcher and a `Rater`: the share of the relevance model's score of (new question, accepted
+    sentence) in an earlier question's score, the matcher's making up the rest; 0: the matcher alone.
+    Chosen on the tune rows' written questions at the floors and lead above (``docs/feedback.md``, "The
+    accepted sentence's own score")."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
@@ -126,6 +143,27 @@ class Recalled:
         }
 
 
+Rater = Callable[[str, Sequence[int]], dict[int, float]]
+"""How well each sentence (by id) answers a question, 0 to 1: the relevance model as the verifier reads it."""
+
+
+def rater(
+    connect: Callable[[], AbstractContextManager[Connection]], pool: EvidencePool, relevance: RelevanceModel
+) -> Rater:
+    """A `Rater` over the index: each sentence read as the verifier reads it (its heading path and the
+    sentence it leans on), rated into `pool`, so that the one then verified is not rated twice."""
+
+    def rate(question: str, sentence_ids: Sequence[int]) -> dict[int, float]:
+        if not sentence_ids:
+            return {}
+        with connect() as conn:
+            hits = load_hits(conn, list(sentence_ids))
+            pool.contexts.update(fetch_contexts(conn, [h.sentence_id for h in hits]))
+        return pool.rate(question, relevance, hits)
+
+    return rate
+
+
 def _scores(
     question: str,
     key: str,
@@ -133,9 +171,11 @@ def _scores(
     vector: Sequence[float] | None,
     config: MemoryConfig,
     matcher: RelevanceModel | None,
+    rate: Rater | None,
 ) -> tuple[list[float], float, float]:
     """How close each pair's question is to `question`, and the offer and vouch floors on that scale: the
-    matcher's score of the cosine's candidates, else the cosine, else the content-word overlap."""
+    matcher's score of the cosine's candidates (with `rate`, weighed with how well each accepted sentence
+    answers `question`), else the cosine, else the content-word overlap."""
     same = [bool(key) and p.question_key == key for p in found]
     if vector is None or matcher is None:
         scores = [1.0 if s else p.similarity for p, s in zip(found, same, strict=True)]
@@ -144,6 +184,10 @@ def _scores(
         return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
     read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
     matched = dict(zip(read, matcher.score(question, [found[n].question for n in read]), strict=True))
+    if rate is not None and config.answer_weight > 0 and read:
+        answers = rate(question, [found[n].sentence_id for n in read])
+        w = config.answer_weight
+        matched = {n: (1 - w) * s + w * answers.get(found[n].sentence_id, 0.0) for n, s in matched.items()}
     scores = [1.0 if s else matched.get(n, 0.0) for n, s in enumerate(same)]
     return scores, config.min_match, max(config.min_match, config.vouch_match)
 
@@ -155,13 +199,14 @@ def recall(
     filters: Filters,
     config: MemoryConfig,
     matcher: RelevanceModel | None = None,
+    rate: Rater | None = None,
 ) -> list[Recalled]:
     """The sentences to offer for `question`, as the module says: those accepted for the one closest earlier
     question (the same question key counts as the closest), when it reaches the floor and leads every other
     earlier question with other sentences by `min_lead`; else none."""
     key = question_key(question)
     found = memory.remembered(key, vector, filters.repositories, filters.path_prefix, config.candidates)
-    scores, floor, vouch = _scores(question, key, found, vector, config, matcher)
+    scores, floor, vouch = _scores(question, key, found, vector, config, matcher, rate)
     held_back = {p.sentence_id for p, s in zip(found, scores, strict=True) if not p.helpful and s >= floor}
     ranked = [
         (score, pair)

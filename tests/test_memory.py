@@ -290,6 +290,54 @@ def test_only_one_earlier_questions_sentences_are_offered_and_none_when_two_scor
     assert [r.sentence_id for r in offered] == [1, 2], "a question accepted for the same sentence is no rival"
 
 
+def test_with_a_rater_the_question_whose_accepted_sentence_answers_the_new_one_is_the_closest() -> None:
+    from datetime import UTC, datetime
+
+    from engine.memory import MemoryConfig, recall
+    from indexer.remembered import Remembered
+
+    now = datetime.now(UTC)
+    own = Remembered(ASKED, "a1", now, 1, 0.9, question_key="own")  # keys unlike the new question's
+    other = Remembered(NEAR_MISS, "a2", now, 2, 0.9, question_key="other")
+    far = Remembered("What is a lint?", "a3", now, 3, 0.3, question_key="lint")
+    config = MemoryConfig(
+        match_similarity=0.4, min_match=0.2, vouch_match=0.2, min_lead=0.05, answer_weight=0.5
+    )
+    matcher = _Matcher({ASKED: 0.6, NEAR_MISS: 0.58})
+    assert recall(_Pairs(own, other), REWORDED, [1.0], Filters(), config, matcher) == [], (
+        "alike by the matcher"
+    )
+    asked: list[tuple[str, list[int]]] = []
+
+    def rate(question: str, ids: Any) -> dict[int, float]:
+        asked.append((question, list(ids)))
+        return {1: 0.9, 2: 0.1}
+
+    [offered] = recall(_Pairs(own, other, far), REWORDED, [1.0], Filters(), config, matcher, rate)
+    assert offered.sentence_id == 1, "the sentence that answers the new question tells the two apart"
+    assert offered.similarity == pytest.approx(0.5 * 0.6 + 0.5 * 0.9)
+    assert asked == [(REWORDED, [1, 2])], "only the matcher's candidates are rated, in one call"
+    off = MemoryConfig(match_similarity=0.4, min_match=0.2, vouch_match=0.2, min_lead=0.05, answer_weight=0)
+    assert recall(_Pairs(own, other), REWORDED, [1.0], Filters(), off, matcher, rate) == [], "weight 0: off"
+
+
+def test_the_rater_reads_each_sentence_as_the_verifier_does_and_keeps_its_rating(
+    conn: Connection, tmp_path: Path, clean_database: Database
+) -> None:
+    from engine.crossencoders import load_relevance
+    from engine.evidence import EvidencePool
+    from engine.memory import rater
+
+    index_two_repositories(conn, tmp_path)
+    blessing, bread = _sentence(conn, BLESSING), _sentence(conn, "Bake the bread at 220 degrees.")
+    pool = EvidencePool(None)
+    rated = rater(conn_factory(conn), pool, load_relevance())(ASKED, [blessing, bread])
+    assert set(rated) == {blessing, bread}
+    assert rated[blessing] > rated[bread], "the sentence that answers rates above one that does not"
+    assert pool.ratings[ASKED] == rated, "kept in the pool: the verifier does not rate it again"
+    assert rater(conn_factory(conn), pool, load_relevance())(ASKED, []) == {}
+
+
 def test_the_shipped_matcher_tells_a_rewording_from_a_question_that_asks_something_else() -> None:
     from engine.crossencoders import load_question_match
     from engine.memory import MemoryConfig
