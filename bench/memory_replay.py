@@ -2,12 +2,15 @@
 many `MemoryConfig`s at once: which accepted sentences each wording would be offered.
 
     python bench/memory_replay.py DUMP [--embedder LABEL=SPEC] [--matcher DIR] [--cache FILE]
-        [--floors F,...] [--leads F,...] [--max-clauses N,...]
+        [--floors F,...] [--leads F,...] [--max-clauses N,...] [--answer-weights W,...]
 
 The run accepted each fed row's mined answer for its `plain` question, then asked `situation`, `terse` and
 the `near_miss` within the row's repository. Here every wording is compared with every fed plain question of
 its repository, as the store would (the embedder's cosine, the closest `candidates`), the matcher scores them
 (once; `--cache` keeps the scores), and `recall` itself chooses under each config: the real rule, not a copy.
+With `--answer-weights`, the relevance model also rates each candidate's accepted sentence for the wording
+(`MemoryConfig.answer_weight`; the sentence as the dump holds it, without the heading path the engine reads
+it under), once, kept in the cache too.
 An offered sentence counts as served (vouched sentences are raised to the verifier's floors; `--floors` sets
 the offer and vouch floors together). Per style it prints:
 - own: the row's accepted sentence is offered;
@@ -65,6 +68,20 @@ def scores(fed: list[dict[str, Any]], embedder: str, matcher: str | None, candid
     return out
 
 
+def rated(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Any]:
+    """`cache` with the relevance model's score of (wording, each candidate's accepted sentence) appended."""
+    from engine.crossencoders import load_relevance
+
+    model = load_relevance()
+    out: dict[str, Any] = {}
+    for key, cached in cache.items():
+        i, style = key.split("/")
+        texts = [fed[j]["positive_text"] for j, *_ in cached]
+        read = model.score(_text(fed[int(i)], style), texts) if texts else []
+        out[key] = [[*entry[:3], float(r)] for entry, r in zip(cached, read, strict=True)]
+    return out
+
+
 class _Store:
     """The store's answer for one wording, from the cached cosines (the closest first)."""
 
@@ -88,9 +105,10 @@ class _Matcher:
 Lookup = tuple[_Store, _Matcher]
 
 
-def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Lookup]:
+def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], weight: float = 0.0) -> dict[str, Lookup]:
     """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine) and the matcher's
-    cached scores, built once for every config."""
+    cached scores (weighed with the relevance model's at `weight`, as `recall` weighs them), built once for
+    every config."""
     now = datetime.now(UTC)
     out: dict[str, Lookup] = {}
     for key, cached in cache.items():
@@ -103,9 +121,10 @@ def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Looku
                 cosine,
                 question_key=question_key(fed[j]["asked"]["plain"]),
             )
-            for j, cosine, _ in cached
+            for j, cosine, *_ in cached
         ]
-        out[key] = (_Store(pairs), _Matcher({fed[j]["asked"]["plain"]: s for j, _, s in cached}))
+        weighed = {fed[e[0]]["asked"]["plain"]: (1 - weight) * e[2] + weight * e[-1] for e in cached}
+        out[key] = (_Store(pairs), _Matcher(weighed))
     return out
 
 
@@ -137,6 +156,11 @@ def main() -> None:
     ap.add_argument("--floors", default="0.2,0.3,0.5", help="offer and vouch floors on the matcher's score")
     ap.add_argument("--leads", default="-1,0,0.02,0.05,0.1,0.2", help="MemoryConfig.min_lead (-1: none)")
     ap.add_argument("--max-clauses", default="2", help="MemoryConfig.max_clauses, each")
+    ap.add_argument(
+        "--answer-weights",
+        default=str(MemoryConfig().answer_weight),
+        help="MemoryConfig.answer_weight, each (0: the matcher alone; default: the engine's)",
+    )
     args = ap.parse_args()
     lines = args.dump.read_text(encoding="utf-8").splitlines()
     fed = [r for r in map(json.loads, lines[1:]) if "situation" in r]
@@ -147,18 +171,33 @@ def main() -> None:
         cache = scores(fed, args.embedder, args.matcher, base.candidates)
         if args.cache is not None:
             args.cache.write_text(json.dumps(cache), encoding="utf-8")
-    looked = lookups(fed, cache)
+    weights = [float(x) for x in args.answer_weights.split(",")]
+    if any(weights) and any(len(e) < 4 for entries in cache.values() for e in entries):
+        cache = rated(fed, cache)
+        if args.cache is not None:
+            args.cache.write_text(json.dumps(cache), encoding="utf-8")
     ran = sum(any(a != r["plain"]["id"] for a in r[s].get("team_from", [])) for r in fed for s in STYLES[:2])
     print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
-    print("floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near")
+    print("weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near")
     n = len(fed)
+    for weight in weights:
+        looked = lookups(fed, cache, weight)
+        _grid(fed, looked, args, weight, n)
+
+
+def _grid(
+    fed: list[dict[str, Any]], looked: dict[str, Lookup], args: argparse.Namespace, weight: float, n: int
+) -> None:
+    """One line per (floor, lead, max clauses) at one answer weight (already in the looked-up scores)."""
+    base = MemoryConfig()
     for floor in (float(x) for x in args.floors.split(",")):
         for lead in (float(x) for x in args.leads.split(",")):
             for most in (int(x) for x in args.max_clauses.split(",")):
                 config = replace(base, min_match=floor, vouch_match=floor, min_lead=lead, max_clauses=most)
                 c = figures(fed, looked, config)
                 print(
-                    f"{floor:5.2f} {lead:5.2f} {most:4d}  | {c['own situation']:4d} {c['own terse']:4d}    "
+                    f"{weight:5.2f}  {floor:5.2f} {lead:5.2f} {most:4d}  "
+                    f"| {c['own situation']:4d} {c['own terse']:4d}    "
                     f"| {c['hit situation'] / n:.3f} / {c['hit terse'] / n:.3f}  "
                     f"| {c['other situation']:4d} {c['other terse']:4d}      | {c['near']}",
                     flush=True,
