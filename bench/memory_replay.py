@@ -9,14 +9,14 @@ the `near_miss` within the row's repository. Here every wording is compared with
 its repository, as the store would (the embedder's cosine, the closest `candidates`), the matcher scores them
 (once; `--cache` keeps the scores), and `recall` itself chooses under each config: the real rule, not a copy.
 With `--answer-weights`, the relevance model also rates each candidate's accepted sentence for the wording
-(`MemoryConfig.answer_weight`; the sentence as the dump holds it, without the heading path the engine reads
-it under), once, kept in the cache too.
+(`MemoryConfig.answer_weight`, above `answer_gate`; the sentence as the dump holds it, without the heading
+path the engine reads it under), once, kept in the cache too.
 An offered sentence counts as served (vouched sentences are raised to the verifier's floors; `--floors` sets
 the offer and vouch floors together). Per style it prints:
 - own: the row's accepted sentence is offered;
 - hit~: own, or the run's answer cited it by retrieval alone (the remembered hit, as the run counts it);
 - other: another row's accepted sentence is offered (an answer to another question);
-- near: the near miss is offered the row's sentence (wrong from memory).
+- near: the near miss is offered the row's sentence (wrong from memory), and + another row's sentence.
 The first line compares the replay with the run's own other-question count at the run's config.
 """
 
@@ -107,8 +107,8 @@ Lookup = tuple[_Store, _Matcher]
 
 def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], weight: float = 0.0) -> dict[str, Lookup]:
     """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine) and the matcher's
-    cached scores (weighed with the relevance model's at `weight`, as `recall` weighs them), built once for
-    every config."""
+    cached scores (weighed with the relevance model's at `weight`, as `recall` weighs them, from
+    `MemoryConfig.answer_gate` up), built once for every config."""
     now = datetime.now(UTC)
     out: dict[str, Lookup] = {}
     for key, cached in cache.items():
@@ -123,14 +123,19 @@ def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], weight: float = 0.
             )
             for j, cosine, *_ in cached
         ]
-        weighed = {fed[e[0]]["asked"]["plain"]: (1 - weight) * e[2] + weight * e[-1] for e in cached}
+        gate = MemoryConfig().answer_gate  # below it the sentence's own score does not count
+        weighed = {
+            fed[e[0]]["asked"]["plain"]: (1 - weight) * e[2] + (weight * e[-1] if e[2] >= gate else 0.0)
+            for e in cached
+        }
         out[key] = (_Store(pairs), _Matcher(weighed))
     return out
 
 
 def figures(fed: list[dict[str, Any]], looked: dict[str, Lookup], config: MemoryConfig) -> dict[str, int]:
     """own / hit / other per style, and near, under `config` (`recall` itself choosing)."""
-    counts = {"near": 0} | {f"{k} {s}": 0 for k in ("own", "hit", "other") for s in STYLES[:2]}
+    counts = {"near": 0, "near other": 0}
+    counts |= {f"{k} {s}": 0 for k in ("own", "hit", "other") for s in STYLES[:2]}
     for i, row in enumerate(fed):
         for style in STYLES:
             store, matcher = looked[f"{i}/{style}"]
@@ -139,6 +144,7 @@ def figures(fed: list[dict[str, Any]], looked: dict[str, Lookup], config: Memory
             mine = row["sid"] in ids
             if style == "near":
                 counts["near"] += mine
+                counts["near other"] += any(s != row["sid"] for s in ids)
                 continue
             by_retrieval = row[style]["hit"] and not row[style]["team"]
             counts[f"own {style}"] += mine
@@ -178,7 +184,7 @@ def main() -> None:
             args.cache.write_text(json.dumps(cache), encoding="utf-8")
     ran = sum(any(a != r["plain"]["id"] for a in r[s].get("team_from", [])) for r in fed for s in STYLES[:2])
     print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
-    print("weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near")
+    print("weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near + other")
     n = len(fed)
     for weight in weights:
         looked = lookups(fed, cache, weight)
@@ -199,7 +205,8 @@ def _grid(
                     f"{weight:5.2f}  {floor:5.2f} {lead:5.2f} {most:4d}  "
                     f"| {c['own situation']:4d} {c['own terse']:4d}    "
                     f"| {c['hit situation'] / n:.3f} / {c['hit terse'] / n:.3f}  "
-                    f"| {c['other situation']:4d} {c['other terse']:4d}      | {c['near']}",
+                    f"| {c['other situation']:4d} {c['other terse']:4d}      "
+                    f"| {c['near']} + {c['near other']}",
                     flush=True,
                 )
 

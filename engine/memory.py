@@ -114,6 +114,10 @@ class MemoryConfig:
     sentence) in an earlier question's score, the matcher's making up the rest; 0: the matcher alone.
     Chosen on the tune rows' written questions at the floors and lead above (``docs/feedback.md``, "The
     accepted sentence's own score")."""
+    answer_gate: float = 0.05
+    """The least matcher score for the accepted sentence's own score to count: below it the matcher says the
+    two questions differ, and a sentence that answers the new question as well is another question's
+    answer served to it (on tune, near misses given another row's sentence: 3 with the gate, 14 without)."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
@@ -184,10 +188,12 @@ def _scores(
         return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
     read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
     matched = dict(zip(read, matcher.score(question, [found[n].question for n in read]), strict=True))
-    if rate is not None and config.answer_weight > 0 and read:
-        answers = rate(question, [found[n].sentence_id for n in read])
-        w = config.answer_weight
-        matched = {n: (1 - w) * s + w * answers.get(found[n].sentence_id, 0.0) for n, s in matched.items()}
+    w = config.answer_weight
+    gated = [n for n in read if matched[n] >= config.answer_gate]
+    if rate is not None and w > 0 and gated:
+        answers = rate(question, [found[n].sentence_id for n in gated])
+        answering = {n: answers.get(found[n].sentence_id, 0.0) for n in gated}
+        matched = {n: (1 - w) * s + w * answering.get(n, 0.0) for n, s in matched.items()}
     scores = [1.0 if s else matched.get(n, 0.0) for n, s in enumerate(same)]
     return scores, config.min_match, max(config.min_match, config.vouch_match)
 

@@ -319,6 +319,16 @@ def test_with_a_rater_the_question_whose_accepted_sentence_answers_the_new_one_i
     assert asked == [(REWORDED, [1, 2])], "only the matcher's candidates are rated, in one call"
     off = MemoryConfig(match_similarity=0.4, min_match=0.2, vouch_match=0.2, min_lead=0.05, answer_weight=0)
     assert recall(_Pairs(own, other), REWORDED, [1.0], Filters(), off, matcher, rate) == [], "weight 0: off"
+    matcher.scores.update({ASKED: 0.3, NEAR_MISS: 0.04})  # the matcher: the other question differs
+
+    def answers_the_other(question: str, ids: Any) -> dict[int, float]:
+        asked.append((question, list(ids)))
+        return {1: 0.2, 2: 0.9}
+
+    asked.clear()
+    [gated] = recall(_Pairs(own, other), REWORDED, [1.0], Filters(), config, matcher, answers_the_other)
+    assert asked == [(REWORDED, [1])], "a question the matcher says differs is not rated"
+    assert gated.sentence_id == 1, "its sentence answers a question nobody asked: it does not take the lead"
 
 
 def test_the_rater_reads_each_sentence_as_the_verifier_does_and_keeps_its_rating(
