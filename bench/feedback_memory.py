@@ -20,8 +20,9 @@ key scoped to them asks: the accepted sentence must never be served), and stale 
 sentence changed in its page, re-indexed, `situation` asked again: never served from memory, and
 `engine.gaps.find_gaps` lists the pair as stale; the pages are put back and re-indexed). Last, on `--p95-rows`
 rows, with the feedback tables cleared: the plain answers again (they must cite what they cited before any
-feedback) and their ms, then the same with `--synthetic` accepted answers stored (`save_feedback`, random
-question vectors of the embedder's model: the lookup scans them all; none is close enough to be offered).
+feedback) and their ms, each asked twice in turn, with none and with `--synthetic` accepted answers stored
+(`save_feedback`, random question vectors of the embedder's model: the lookup scans them all; none is close
+enough to be offered), which of the two first alternating from question to question.
 
 The feedback and answer tables are cleared at the start and the end. Figures only; it asserts nothing.
 `--replay` reads a `--dump` of a run with a low `--memory-floor` and `--vouch-floor 1.01` and replays other
@@ -69,6 +70,25 @@ JOIN repositories r ON r.id = d.repository_id WHERE r.name = %s AND d.path = ANY
 def _clear(conn: Connection) -> None:
     for table in TABLES:
         conn.execute(f"DELETE FROM {table}")
+
+
+class _Stored:
+    """The synthetic accepted answers in the table or out of it, swapped between two answers of the timing:
+    parked in a temporary table, the store truncated (no dead rows left to scan) and refilled from it."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        conn.execute("CREATE TEMP TABLE parked_answers AS SELECT * FROM accepted_answers")
+        self._in = True
+
+    def put(self, stored: bool) -> None:
+        if stored == self._in:
+            return
+        self._conn.execute("TRUNCATE accepted_answers")
+        if stored:
+            self._conn.execute("INSERT INTO accepted_answers SELECT * FROM parked_answers")
+            self._conn.execute("ANALYZE accepted_answers")
+        self._in = stored
 
 
 def positive_id(conn: Connection, row: FaqRow) -> int | None:
@@ -345,11 +365,13 @@ def _run(
             figures["stale"] = _stale(conn, engine, sync, work, sample)
             print(f"{time.perf_counter() - begun:.0f}s: scoped and stale: {figures}", flush=True)
             timed = fed[: args.p95_rows]
-            for key, count in (("empty", 0), ("synthetic", args.synthetic)):
-                _clear(conn)
-                if count:
-                    synthetic_pairs(conn, count, model.name, model.dimension)
-                for r in timed:
+            _clear(conn)
+            if args.synthetic:
+                synthetic_pairs(conn, args.synthetic, model.name, model.dimension)
+            stored = _Stored(conn)
+            for n, r in enumerate(timed):  # each question both ways, in turn first: no drift between the two
+                for key in ("empty", "synthetic") if n % 2 == 0 else ("synthetic", "empty"):
+                    stored.put(key == "synthetic")
                     r[f"plain_{key}"] = ask(engine, r["asked"]["plain"], (r["name"],), r["sid"])
             figures["without feedback: same cited as before"] = sum(
                 r["plain_empty"]["cited"] == r["plain"]["cited"] for r in timed
