@@ -86,7 +86,9 @@ class _Stored:
             return
         self._conn.execute("TRUNCATE accepted_answers")
         if stored:
-            self._conn.execute("INSERT INTO accepted_answers SELECT * FROM parked_answers")
+            self._conn.execute(
+                "INSERT INTO accepted_answers OVERRIDING SYSTEM VALUE SELECT * FROM parked_answers"
+            )
             self._conn.execute("ANALYZE accepted_answers")
         self._in = stored
 
