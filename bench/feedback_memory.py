@@ -374,6 +374,7 @@ def _run(
             for n, r in enumerate(timed):  # each question both ways, in turn first: no drift between the two
                 for key in ("empty", "synthetic") if n % 2 == 0 else ("synthetic", "empty"):
                     stored.put(key == "synthetic")
+                    conn.execute("DELETE FROM answers")  # computed each time, never served from the store
                     r[f"plain_{key}"] = ask(engine, r["asked"]["plain"], (r["name"],), r["sid"])
             figures["without feedback: same cited as before"] = sum(
                 r["plain_empty"]["cited"] == r["plain"]["cited"] for r in timed
