@@ -9,8 +9,8 @@ the `near_miss` within the row's repository. Here every wording is compared with
 its repository, as the store would (the embedder's cosine, the closest `candidates`), the matcher scores them
 (once; `--cache` keeps the scores), and `recall` itself chooses under each config: the real rule, not a copy.
 With `--answer-weights`, the relevance model also rates each candidate's accepted sentence for the wording
-(`MemoryConfig.answer_weight`, above `answer_gate`; the sentence as the dump holds it, without the heading
-path the engine reads it under), once, kept in the cache too.
+(the sentence as the dump holds it, without the heading path the engine reads it under), once, kept in the
+cache too, and `recall` weighs it as the engine does (`MemoryConfig.answer_weight`, `answer_gate`).
 An offered sentence counts as served (vouched sentences are raised to the verifier's floors; `--floors` sets
 the offer and vouch floors together). Per style it prints:
 - own: the row's accepted sentence is offered;
@@ -102,13 +102,23 @@ class _Matcher:
         return [self.by_question[p] for p in passages]
 
 
-Lookup = tuple[_Store, _Matcher]
+class _Rater:
+    """The cached relevance scores of the wording against each candidate's accepted sentence, by sentence
+    id: `recall`'s `rate`, so that the engine's own rule weighs them (`answer_weight`, `answer_gate`)."""
+
+    def __init__(self, by_sentence: dict[int, float]) -> None:
+        self.by_sentence = by_sentence
+
+    def __call__(self, question: str, sentence_ids: Any) -> dict[int, float]:
+        return {i: self.by_sentence[i] for i in sentence_ids}
 
 
-def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], weight: float = 0.0) -> dict[str, Lookup]:
-    """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine) and the matcher's
-    cached scores (weighed with the relevance model's at `weight`, as `recall` weighs them, from
-    `MemoryConfig.answer_gate` up), built once for every config."""
+Lookup = tuple[_Store, _Matcher, _Rater | None]
+
+
+def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Lookup]:
+    """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine), the matcher's cached
+    scores and, when the cache holds them, the relevance model's (`rated`), built once for every config."""
     now = datetime.now(UTC)
     out: dict[str, Lookup] = {}
     for key, cached in cache.items():
@@ -123,12 +133,9 @@ def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], weight: float = 0.
             )
             for j, cosine, *_ in cached
         ]
-        gate = MemoryConfig().answer_gate  # below it the sentence's own score does not count
-        weighed = {
-            fed[e[0]]["asked"]["plain"]: (1 - weight) * e[2] + (weight * e[-1] if e[2] >= gate else 0.0)
-            for e in cached
-        }
-        out[key] = (_Store(pairs), _Matcher(weighed))
+        matcher = _Matcher({fed[e[0]]["asked"]["plain"]: e[2] for e in cached})
+        rate = _Rater({fed[e[0]]["sid"]: e[3] for e in cached}) if all(len(e) > 3 for e in cached) else None
+        out[key] = (_Store(pairs), matcher, rate)
     return out
 
 
@@ -138,8 +145,9 @@ def figures(fed: list[dict[str, Any]], looked: dict[str, Lookup], config: Memory
     counts |= {f"{k} {s}": 0 for k in ("own", "hit", "other") for s in STYLES[:2]}
     for i, row in enumerate(fed):
         for style in STYLES:
-            store, matcher = looked[f"{i}/{style}"]
-            chosen = recall(store, _text(row, style), [1.0], Filters(), config, matcher)  # type: ignore[arg-type]
+            store, matcher, rate = looked[f"{i}/{style}"]
+            text = _text(row, style)
+            chosen = recall(store, text, [1.0], Filters(), config, matcher, rate)  # type: ignore[arg-type]
             ids = [r.sentence_id for r in chosen]
             mine = row["sid"] in ids
             if style == "near":
@@ -186,16 +194,16 @@ def main() -> None:
     print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
     print("weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near + other")
     n = len(fed)
+    looked = lookups(fed, cache)
     for weight in weights:
-        looked = lookups(fed, cache, weight)
         _grid(fed, looked, args, weight, n)
 
 
 def _grid(
     fed: list[dict[str, Any]], looked: dict[str, Lookup], args: argparse.Namespace, weight: float, n: int
 ) -> None:
-    """One line per (floor, lead, max clauses) at one answer weight (already in the looked-up scores)."""
-    base = MemoryConfig()
+    """One line per (floor, lead, max clauses) at one answer weight."""
+    base = replace(MemoryConfig(), answer_weight=weight)
     for floor in (float(x) for x in args.floors.split(",")):
         for lead in (float(x) for x in args.leads.split(",")):
             for most in (int(x) for x in args.max_clauses.split(",")):
