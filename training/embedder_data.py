@@ -28,6 +28,7 @@ from indexer.markdown import TextUnit
 from training.data import norm_key, read_jsonl
 from training.docs_pages import DocsPage, RepoIndex, embedded_text, page_units, read_corpus
 from training.docs_split import role
+from training.reader_labels import read_checks, rewrite_texts
 
 __all__ = [
     "REWRITES",
@@ -66,16 +67,11 @@ class Triplet:
 def kept_rewrites(data: Path) -> dict[tuple[str, str, str], list[str]]:
     """(repo, kind, question) -> the rewrites kept: non-empty, and not shown by the round-trip check to
     miss the answer."""
-    missed = {
-        (r["repo"], r["kind"], r["question"], r["rewrite"])
-        for r in read_jsonl(data / "rewrite_checks.jsonl.gz")
-        if not r["picks_answer"]
-    }
+    checks = read_checks(data)
     out: dict[tuple[str, str, str], list[str]] = {}
     for row in read_jsonl(data / "paraphrases.jsonl.gz"):
         key = (row["repo"], row["kind"], row["question"])
-        texts = [str(w["text"]).strip() for w in row.get("rewrites") or []]
-        out[key] = [t for t in texts if len(t) >= 8 and (*key, t) not in missed]
+        out[key] = [t for t in rewrite_texts(row) if checks.get((*key, t), {}).get("picks_answer", True)]
     return out
 
 

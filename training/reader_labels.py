@@ -22,7 +22,16 @@ from pathlib import Path
 from training.data import read_jsonl
 from training.docs_split import role
 
-__all__ = ["ALONE", "NEAR_MISS_ONLY", "NONE", "UNCHECKED", "WITH_NEAR_MISS", "reader_rewrites"]
+__all__ = [
+    "ALONE",
+    "NEAR_MISS_ONLY",
+    "NONE",
+    "UNCHECKED",
+    "WITH_NEAR_MISS",
+    "read_checks",
+    "reader_rewrites",
+    "rewrite_texts",
+]
 
 ALONE = 0.9
 WITH_NEAR_MISS = 0.6
@@ -42,23 +51,36 @@ def _goal(check: dict[str, object] | None) -> float:
     return NEAR_MISS_ONLY if check["picks_near_miss"] else NONE
 
 
+def rewrite_texts(row: dict[str, object]) -> list[str]:
+    """A ``paraphrases.jsonl.gz`` row's rewrites, stripped, less the empty and the too short (under 8
+    characters)."""
+    rewrites = row.get("rewrites") or []
+    assert isinstance(rewrites, list)
+    return [t for t in (str(w["text"]).strip() for w in rewrites) if len(t) >= 8]
+
+
+def read_checks(data: Path) -> dict[tuple[str, str, str, str], dict[str, object]]:
+    """The round-trip checks of `data` (``traindata/docs_faq``), by (repo, kind, mined question, rewrite)."""
+    return {
+        (r["repo"], r["kind"], r["question"], r["rewrite"]): r
+        for r in read_jsonl(data / "rewrite_checks.jsonl.gz")
+    }
+
+
 def reader_rewrites(
     data: Path, roles: tuple[str, ...] = ("train",)
 ) -> tuple[dict[Key, list[str]], dict[tuple[str, str, str, str], float]]:
     """Every non-empty rewrite (8 characters or more) of the repositories in `roles`, by row, and each
     rewrite's target for its row's answer (keyed by the row's key and the rewrite), from `data`
     (``traindata/docs_faq``)."""
-    checks = {
-        (r["repo"], r["kind"], r["question"], r["rewrite"]): r
-        for r in read_jsonl(data / "rewrite_checks.jsonl.gz")
-    }
+    checks = read_checks(data)
     texts: dict[Key, list[str]] = {}
     goals: dict[tuple[str, str, str, str], float] = {}
     for row in read_jsonl(data / "paraphrases.jsonl.gz"):
         if role(str(row["repo"])) not in roles:
             continue
         key = (str(row["repo"]), str(row["kind"]), str(row["question"]))
-        kept = [t for t in (str(w["text"]).strip() for w in row.get("rewrites") or []) if len(t) >= 8]
+        kept = rewrite_texts(row)
         if kept:
             texts[key] = kept
         for text in kept:
