@@ -21,8 +21,9 @@ sentence changed in its page, re-indexed, `situation` asked again: never served 
 `engine.gaps.find_gaps` lists the pair as stale; the pages are put back and re-indexed). Last, on `--p95-rows`
 rows, with the feedback tables cleared: the plain answers again (they must cite what they cited before any
 feedback) and their ms, each asked twice in turn, with none and with `--synthetic` accepted answers stored
-(`save_feedback`, random question vectors of the embedder's model: the lookup scans them all; none is close
-enough to be offered), which of the two first alternating from question to question.
+(`save_feedback`, random question vectors of the embedder's model; none is close enough to be offered), which
+of the two first alternating from question to question. After each such answer the memory's lookup alone
+(`indexer.remembered.AcceptedAnswers.remembered`, as the engine calls it) is timed too.
 
 The feedback and answer tables are cleared at the start and the end. Figures only; it asserts nothing.
 `--replay` reads a `--dump` of a run with a low `--memory-floor` and `--vouch-floor 1.01` and replays other
@@ -51,13 +52,14 @@ from daemon.config import load_config
 from engine.config import EngineConfig
 from engine.feedback import give_feedback, question_key
 from engine.gaps import find_gaps
-from engine.memory import TEAM
+from engine.memory import TEAM, MemoryConfig
 from engine.search import Filters
 from indexer.database import Connection, open_database
 from indexer.embedder import load_embedding_model
 from indexer.embedding_queue import EmbeddingWorker
 from indexer.feedback import NewFeedback, save_feedback, sentence_refs
 from indexer.reconcile import IndexOptions, Repository
+from indexer.remembered import AcceptedAnswers
 from training.embedder_eval import embedder_spec
 
 TABLES = ("feedback_sentences", "accepted_answers", "feedback", "answers")
@@ -91,6 +93,14 @@ class _Stored:
             )
             self._conn.execute("ANALYZE accepted_answers")
         self._in = stored
+
+
+def _lookup_ms(lookup: AcceptedAnswers, model: Any, question: str, repository: str) -> float:
+    """The ms of the memory's lookup of `question` within `repository`, as the engine makes it."""
+    vector = model.encode([question])[0].tolist()
+    started = time.perf_counter()
+    lookup.remembered(question_key(question), vector, (repository,), None, MemoryConfig().candidates)
+    return 1000 * (time.perf_counter() - started)
 
 
 def positive_id(conn: Connection, row: FaqRow) -> int | None:
@@ -371,11 +381,13 @@ def _run(
             if args.synthetic:
                 synthetic_pairs(conn, args.synthetic, model.name, model.dimension)
             stored = _Stored(conn)
+            lookup = AcceptedAnswers(engine.retriever.pool.connection, model)  # as build_engine makes it
             for n, r in enumerate(timed):  # each question both ways, in turn first: no drift between the two
                 for key in ("empty", "synthetic") if n % 2 == 0 else ("synthetic", "empty"):
                     stored.put(key == "synthetic")
                     conn.execute("DELETE FROM answers")  # computed each time, never served from the store
                     r[f"plain_{key}"] = ask(engine, r["asked"]["plain"], (r["name"],), r["sid"])
+                    r[f"lookup_{key}"] = _lookup_ms(lookup, model, r["asked"]["plain"], r["name"])
             figures["without feedback: same cited as before"] = sum(
                 r["plain_empty"]["cited"] == r["plain"]["cited"] for r in timed
             )
@@ -436,6 +448,18 @@ def report(records: list[dict[str, Any]], figures: dict[str, Any], synthetic: in
                 f"{percentile(ms, 0.5):.0f} / {percentile(ms, 0.95):.0f} ({len(ms)})",
             )
         )
+        looked = [r[f"lookup_{key}"] for r in timed if f"lookup_{key}" in r]
+        if looked:
+            lines.append(
+                (
+                    f"memory lookup ms p50 / p95, {label}",
+                    f"{percentile(looked, 0.5):.1f} / {percentile(looked, 0.95):.1f}",
+                )
+            )
+    paired = [r["plain_synthetic"]["ms"] - r["plain_empty"]["ms"] for r in timed]
+    if paired:
+        spread = " / ".join(f"{percentile(paired, q):.0f}" for q in (0.1, 0.5, 0.9))
+        lines.append(("answer ms with minus without, p10 / p50 / p90", spread))
     width = max(len(n) for n, _ in lines)
     for name, value in lines:
         print(f"{name:<{width}}  {value}")

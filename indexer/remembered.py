@@ -10,6 +10,11 @@ sentence back for it.
 
 Stored questions are embedded lazily, by the embedder the engine runs (`embedder`): the first lookup after
 feedback embeds the new questions (a few at a time), and a new embedding model re-embeds them all.
+
+The lookup by vector reads an HNSW index, so its cost does not grow with the number of accepted answers. The
+column's dimension follows the embedder, so the index is a partial expression index per dimension
+(`question_index`), made by the first lookup of a process that runs an embedder of that dimension. It is
+approximate as HNSW is, and exact where the planner prefers a scan (a few hundred stored questions or fewer).
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 from indexer.feedback import mark_stale
 
-__all__ = ["AcceptedAnswers", "Remembered"]
+__all__ = ["AcceptedAnswers", "Remembered", "question_index"]
 
 _EMBED_BATCH = 64
+_INDEX_LOCK = 1667855463  # the advisory-lock class under which one process at a time makes an index
+_EF_SEARCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +62,37 @@ _SCOPE = """
   AND (%(prefix)s::text IS NULL OR starts_with(a.path, %(prefix)s))
 """
 
-_BY_VECTOR = f"""
+
+def _by_vector(dimension: int) -> str:
+    """The lookup by vector in the words of `question_index(dimension)`, so the planner can read it."""
+    typed = f"a.question_embedding::vector({int(dimension)})"
+    return f"""
 SELECT a.id, a.question, a.answer_id, a.accepted_at, a.sentence_id, a.helpful, a.question_norm,
-       1 - (a.question_embedding <=> %(vector)s::vector) AS similarity,
+       1 - ({typed} <=> %(vector)s::vector({int(dimension)})) AS similarity,
        EXISTS (SELECT 1 FROM sentences s WHERE s.id = a.sentence_id AND s.norm_hash = a.sentence_hash)
 FROM accepted_answers a
-WHERE NOT a.stale AND a.embedding_model = %(model)s {_SCOPE}
-ORDER BY a.question_embedding <=> %(vector)s::vector, a.id
+WHERE vector_dims(a.question_embedding) = {int(dimension)}
+  AND NOT a.stale AND a.embedding_model = %(model)s {_SCOPE}
+ORDER BY {typed} <=> %(vector)s::vector({int(dimension)})
 LIMIT %(limit)s
 """
+
+
+def question_index(conn: Connection, dimension: int) -> str:
+    """Make (if missing) the HNSW index over the stored questions' vectors of `dimension`; returns its name.
+
+    One process at a time (a transaction-scoped advisory lock), so replicas starting together do not race on
+    the name; the build holds off writes to `accepted_answers` while it runs (once per dimension, ever)."""
+    name = f"accepted_answers_question_hnsw_{int(dimension)}"
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_INDEX_LOCK, int(dimension)))
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON accepted_answers"
+            f" USING hnsw ((question_embedding::vector({int(dimension)})) vector_cosine_ops)"
+            f" WHERE vector_dims(question_embedding) = {int(dimension)}"
+        )
+    return name
+
 
 _BY_WORDS = f"""
 SELECT a.id, a.question, a.answer_id, a.accepted_at, a.sentence_id, a.helpful, a.question_norm,
@@ -83,13 +112,14 @@ def _dice(a: set[str], b: set[str]) -> float:
 class AcceptedAnswers:
     """`engine.memory.RememberedAnswers` over the `accepted_answers` table."""
 
-    __slots__ = ("_connect", "_embedder", "_other_models_done")
+    __slots__ = ("_connect", "_embedder", "_indexed", "_other_models_done")
 
     def __init__(
         self, connect: Callable[[], AbstractContextManager[Connection]], embedder: EmbeddingModel | None
     ) -> None:
         self._connect = connect
         self._embedder = embedder
+        self._indexed = False
         self._other_models_done = False
         """Whether this process has re-embedded the questions another model embedded (once is enough: every
         process of a deployment runs the same model); after that, only new questions (NULL) are looked for,
@@ -108,9 +138,18 @@ class AcceptedAnswers:
         scope = {"repos": None if repositories is None else list(repositories), "prefix": path_prefix}
         with self._connect() as conn:
             if vector is not None and self._embedder is not None:
+                dimension = self._embedder.dimension
+                if not self._indexed:
+                    question_index(conn, dimension)
+                    self._indexed = True
                 self._embed_missing(conn)
                 params = {**scope, "vector": _literal(vector), "model": self._embedder.name, "limit": limit}
-                rows = conn.execute(_BY_VECTOR, params).fetchall()
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {max(_EF_SEARCH, int(limit))}")
+                    conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")  # past filtered-out rows
+                    found = conn.execute(_by_vector(dimension), params).fetchall()
+                # relaxed_order may return rows slightly out of order: closest first, ties by id
+                rows = sorted(found, key=lambda r: (-float(r[7]), int(r[0])))
             else:
                 words = question_key.split()
                 found = conn.execute(_BY_WORDS, {**scope, "words": words}).fetchall()
