@@ -14,7 +14,7 @@ feedback embeds the new questions (a few at a time), and a new embedding model r
 The lookup by vector reads an HNSW index, so its cost does not grow with the number of accepted answers. The
 column's dimension follows the embedder, so the index is a partial expression index per dimension
 (`question_index`), made by the first lookup of a process that runs an embedder of that dimension. It is
-approximate as HNSW is, and exact where the planner prefers a scan (a few hundred stored questions or fewer).
+approximate, as HNSW is; the lookup reads on past the rows its filters drop (`hnsw.iterative_scan`).
 """
 
 from __future__ import annotations
