@@ -11,7 +11,7 @@ sentence back for it.
 Stored questions are embedded lazily, by the embedder the engine runs (`embedder`): the first lookup after
 feedback embeds the new questions (a few at a time), and a new embedding model re-embeds them all.
 
-The lookup by vector reads an HNSW index, so its cost does not grow with the number of accepted answers. The
+The lookup by vector reads an HNSW index, so its cost barely grows with the number of accepted answers. The
 column's dimension follows the embedder, so the index is a partial expression index per dimension
 (`question_index`), made by the first lookup of a process that runs an embedder of that dimension. It is
 approximate, as HNSW is; the lookup reads on past the rows its filters drop (`hnsw.iterative_scan`).

@@ -1,5 +1,5 @@
 """The memory's lookup by vector reads an HNSW index over the stored questions, one per embedder dimension, so
-its cost does not grow with the accepted answers; it finds the question a scan finds, keeps to the caller's
+its cost barely grows with the accepted answers; it finds the question a scan finds, keeps to the caller's
 repositories, and a question stored by a model of another dimension neither breaks it nor is returned."""
 
 from __future__ import annotations
