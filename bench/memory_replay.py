@@ -2,7 +2,7 @@
 many `MemoryConfig`s at once: which accepted sentences each wording would be offered.
 
     python bench/memory_replay.py DUMP [--embedder LABEL=SPEC] [--matcher DIR] [--cache FILE]
-        [--floors F,...] [--leads F,...] [--max-clauses N,...] [--answer-weights W,...]
+        [--floors F,...] [--leads F,...] [--max-clauses N,...] [--answer-weights W,...] [--both-ways B,...]
 
 The run accepted each fed row's mined answer for its `plain` question, then asked `situation`, `terse` and
 the `near_miss` within the row's repository. Here every wording is compared with every fed plain question of
@@ -11,6 +11,8 @@ its repository, as the store would (the embedder's cosine, the closest `candidat
 With `--answer-weights`, the relevance model also rates each candidate's accepted sentence for the wording
 (the sentence as the dump holds it, without the heading path the engine reads it under), once, kept in the
 cache too, and `recall` weighs it as the engine does (`MemoryConfig.answer_weight`, `answer_gate`).
+`--both-ways 0,1` replays the matcher read one way and both ways round (`MemoryConfig.both_ways`); the
+other order's scores are kept in the cache too (under "back").
 An offered sentence counts as served (vouched sentences are raised to the verifier's floors; `--floors` sets
 the offer and vouch floors together). Per style it prints:
 - own: the row's accepted sentence is offered;
@@ -68,6 +70,20 @@ def scores(fed: list[dict[str, Any]], embedder: str, matcher: str | None, candid
     return out
 
 
+def backward(fed: list[dict[str, Any]], cache: dict[str, Any], matcher: str | None) -> dict[str, list[float]]:
+    """Per (row, style): the matcher's score of each candidate's plain question read first, the wording
+    second (the other order from `scores`)."""
+    from engine.crossencoders import load_question_match
+
+    match = load_question_match(matcher)
+    out: dict[str, list[float]] = {}
+    for key, cached in cache.items():
+        i, style = key.split("/")
+        text = _text(fed[int(i)], style)
+        out[key] = [match.score(fed[j]["asked"]["plain"], [text])[0] for j, *_ in cached]
+    return out
+
+
 def rated(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Any]:
     """`cache` with the relevance model's score of (wording, each candidate's accepted sentence) appended."""
     from engine.crossencoders import load_relevance
@@ -93,13 +109,16 @@ class _Store:
 
 
 class _Matcher:
-    """The cached matcher scores, by earlier question."""
+    """The cached matcher scores, by earlier question: the wording read first (`forward`), or, asked with an
+    earlier question first, that order's (`backward`)."""
 
-    def __init__(self, by_question: dict[str, float]) -> None:
-        self.by_question = by_question
+    def __init__(self, wording: str, forward: dict[str, float], backward: dict[str, float]) -> None:
+        self.wording, self.forward, self.backward = wording, forward, backward
 
     def score(self, query: str, passages: Any) -> list[float]:
-        return [self.by_question[p] for p in passages]
+        if query == self.wording:
+            return [self.forward[p] for p in passages]
+        return [self.backward[query] for _ in passages]
 
 
 class _Rater:
@@ -116,7 +135,7 @@ class _Rater:
 Lookup = tuple[_Store, _Matcher, _Rater | None]
 
 
-def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Lookup]:
+def lookups(fed: list[dict[str, Any]], cache: dict[str, Any], back: dict[str, Any]) -> dict[str, Lookup]:
     """Per (row, style) key of `cache`: what the store returns (the fed pairs by cosine), the matcher's cached
     scores and, when the cache holds them, the relevance model's (`rated`), built once for every config."""
     now = datetime.now(UTC)
@@ -133,7 +152,13 @@ def lookups(fed: list[dict[str, Any]], cache: dict[str, Any]) -> dict[str, Looku
             )
             for j, cosine, *_ in cached
         ]
-        matcher = _Matcher({fed[e[0]]["asked"]["plain"]: e[2] for e in cached})
+        i, style = key.split("/")
+        plain = [fed[e[0]]["asked"]["plain"] for e in cached]
+        matcher = _Matcher(
+            _text(fed[int(i)], style),
+            {p: e[2] for p, e in zip(plain, cached, strict=True)},
+            dict(zip(plain, back.get(key, []), strict=False)),
+        )
         rate = _Rater({fed[e[0]]["sid"]: e[3] for e in cached}) if all(len(e) > 3 for e in cached) else None
         out[key] = (_Store(pairs), matcher, rate)
     return out
@@ -170,6 +195,7 @@ def main() -> None:
     ap.add_argument("--floors", default="0.2,0.3,0.5", help="offer and vouch floors on the matcher's score")
     ap.add_argument("--leads", default="-1,0,0.02,0.05,0.1,0.2", help="MemoryConfig.min_lead (-1: none)")
     ap.add_argument("--max-clauses", default="2", help="MemoryConfig.max_clauses, each")
+    ap.add_argument("--both-ways", default="1", help="MemoryConfig.both_ways, each (0 or 1)")
     ap.add_argument(
         "--answer-weights",
         default=str(MemoryConfig().answer_weight),
@@ -183,34 +209,39 @@ def main() -> None:
         cache = json.loads(args.cache.read_text(encoding="utf-8"))
     else:
         cache = scores(fed, args.embedder, args.matcher, base.candidates)
-        if args.cache is not None:
-            args.cache.write_text(json.dumps(cache), encoding="utf-8")
+    back = cache.pop("back", {})
     weights = [float(x) for x in args.answer_weights.split(",")]
     if any(weights) and any(len(e) < 4 for entries in cache.values() for e in entries):
         cache = rated(fed, cache)
-        if args.cache is not None:
-            args.cache.write_text(json.dumps(cache), encoding="utf-8")
+    ways = [bool(int(x)) for x in args.both_ways.split(",")]
+    if any(ways) and not back:
+        back = backward(fed, cache, args.matcher)
+    if args.cache is not None:
+        args.cache.write_text(json.dumps({**cache, "back": back}), encoding="utf-8")
     ran = sum(any(a != r["plain"]["id"] for a in r[s].get("team_from", [])) for r in fed for s in STYLES[:2])
     print(f"{len(fed)} fed rows; the run's answers holding another question's sentence: {ran}")
-    print("weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near + other")
+    print(
+        "ways weight floor  lead   max  | own sit/terse | hit~ sit / terse | other sit/terse | near + other"
+    )
     n = len(fed)
-    looked = lookups(fed, cache)
-    for weight in weights:
-        _grid(fed, looked, args, weight, n)
+    looked = lookups(fed, cache, back)
+    for both in ways:
+        for weight in weights:
+            _grid(fed, looked, args, replace(MemoryConfig(), both_ways=both, answer_weight=weight), n)
 
 
 def _grid(
-    fed: list[dict[str, Any]], looked: dict[str, Lookup], args: argparse.Namespace, weight: float, n: int
+    fed: list[dict[str, Any]], looked: dict[str, Lookup], args: argparse.Namespace, base: MemoryConfig, n: int
 ) -> None:
-    """One line per (floor, lead, max clauses) at one answer weight."""
-    base = replace(MemoryConfig(), answer_weight=weight)
+    """One line per (floor, lead, max clauses) at one answer weight and way of reading (`base`)."""
     for floor in (float(x) for x in args.floors.split(",")):
         for lead in (float(x) for x in args.leads.split(",")):
             for most in (int(x) for x in args.max_clauses.split(",")):
                 config = replace(base, min_match=floor, vouch_match=floor, min_lead=lead, max_clauses=most)
                 c = figures(fed, looked, config)
+                ways = 2 if base.both_ways else 1
                 print(
-                    f"{weight:5.2f}  {floor:5.2f} {lead:5.2f} {most:4d}  "
+                    f"{ways:4d} {base.answer_weight:5.2f} {floor:5.2f} {lead:5.2f} {most:3d} "
                     f"| {c['own situation']:4d} {c['own terse']:4d}    "
                     f"| {c['hit situation'] / n:.3f} / {c['hit terse'] / n:.3f}  "
                     f"| {c['other situation']:4d} {c['other terse']:4d}      "

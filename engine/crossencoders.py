@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,6 +25,7 @@ __all__ = [
     "CrossEncoderPrecision",
     "EntailmentModel",
     "EntailmentScores",
+    "PairScorer",
     "RelevanceModel",
     "load_answer_check",
     "load_entailment",
@@ -55,6 +56,13 @@ class EntailmentModel(Protocol):
 
 class RelevanceModel(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+@runtime_checkable
+class PairScorer(Protocol):
+    """A relevance model that also scores pairs with a query each, in one batch (the shipped ones do)."""
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
 def nli_label_order(id2label: dict[int, str] | dict[str, str]) -> tuple[int, int, int]:
@@ -161,19 +169,22 @@ class _Relevance:
         self._two_class = labels == 2
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        if not passages:
+        return self.score_pairs([(query, p) for p in passages])
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
             return []
         out = _predict_by_length(
             self._encoder,
-            [(query, p) for p in passages],
+            list(pairs),
             self._batch_size,
             apply_softmax=self._two_class,
             convert_to_numpy=True,
         )
         scores = np.asarray(out, dtype=np.float64)
         if self._two_class:
-            scores = scores.reshape(len(passages), 2)[:, 1]
-        return [float(s) for s in scores.reshape(len(passages))]
+            scores = scores.reshape(len(pairs), 2)[:, 1]
+        return [float(s) for s in scores.reshape(len(pairs))]
 
 
 def load_entailment(

@@ -21,7 +21,8 @@ With a matcher (`[models] question_match`: a cross-encoder trained to tell wheth
 same thing, `training.question_pairs`), the cosine only finds the candidates (`match_similarity`) and the
 matcher's score takes its place: offered at `min_match`, vouched for at `vouch_match`, and the score is what
 a vouched sentence's relevance is raised to. The embedder's cosine cannot tell a rewording from a question
-on the same page that asks something else; the matcher was trained on exactly that difference. With the
+on the same page that asks something else; the matcher was trained on exactly that difference. It reads
+each pair both ways round (`MemoryConfig.both_ways`). With the
 relevance model too (`Rater`), an earlier question's score also weighs how well its accepted sentence answers
 the new question (`MemoryConfig.answer_weight`): a rewording of another question on the same page matches
 its question about as well as its own, but the other question's sentence does not answer it.
@@ -43,7 +44,7 @@ from typing import Protocol
 
 from engine.answers import Answer, AnswerClause, ReferenceNeed, RejectedClause, RoundTrace
 from engine.contexts import fetch_contexts
-from engine.crossencoders import RelevanceModel
+from engine.crossencoders import PairScorer, RelevanceModel
 from engine.evidence import EvidencePool
 from engine.feedback import question_key
 from engine.search import Filters, load_hits
@@ -118,6 +119,11 @@ class MemoryConfig:
     """The least matcher score for the accepted sentence's own score to count: below it the matcher says the
     two questions differ, and a sentence that answers the new question as well is another question's
     answer served to it (on tune, near misses given another row's sentence: 3 with the gate, 14 without)."""
+    both_ways: bool = True
+    """With a matcher: read each pair both ways round, (new, earlier) and (earlier, new), and take the mean.
+    A cross-encoder reads the two orders differently, and which wording came first is an accident. On the
+    tune rows' replay at the floors and lead above, it offered 107 and 114 rewordings their own sentence
+    against 99 and 111 read one way (``docs/feedback.md``, "Both ways round")."""
     min_overlap: float = 0.75
     """Without an embedder: the least Dice overlap of the two questions' content-word stems."""
     candidates: int = 20
@@ -187,7 +193,8 @@ def _scores(
             return scores, config.min_overlap, config.min_overlap
         return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
     read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
-    matched = dict(zip(read, matcher.score(question, [found[n].question for n in read]), strict=True))
+    earlier = [found[n].question for n in read]
+    matched = dict(zip(read, _match(matcher, question, earlier, config.both_ways), strict=True))
     w = config.answer_weight
     gated = [n for n in read if matched[n] >= config.answer_gate]
     if rate is not None and w > 0 and gated:
@@ -196,6 +203,20 @@ def _scores(
         matched = {n: (1 - w) * s + w * answering.get(n, 0.0) for n, s in matched.items()}
     scores = [1.0 if s else matched.get(n, 0.0) for n, s in enumerate(same)]
     return scores, config.min_match, max(config.min_match, config.vouch_match)
+
+
+def _match(matcher: RelevanceModel, question: str, earlier: Sequence[str], both_ways: bool) -> list[float]:
+    """The matcher's score of `question` against each `earlier` question; `both_ways`: the mean of the two
+    orders, in one batch where the matcher scores pairs (`PairScorer`)."""
+    if not both_ways or not earlier:
+        return matcher.score(question, earlier)
+    if isinstance(matcher, PairScorer):
+        read = matcher.score_pairs([(question, e) for e in earlier] + [(e, question) for e in earlier])
+        forward, backward = read[: len(earlier)], read[len(earlier) :]
+    else:
+        forward = matcher.score(question, earlier)
+        backward = [matcher.score(e, [question])[0] for e in earlier]
+    return [(a + b) / 2 for a, b in zip(forward, backward, strict=True)]
 
 
 def recall(

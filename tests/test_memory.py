@@ -225,13 +225,16 @@ def test_a_near_question_is_offered_for_the_models_to_rate_and_only_a_close_one_
 
 class _Matcher:
     """A question matcher, scripted (the trained one is measured in `bench/feedback_memory.py`): the score of
-    each earlier question it is asked about, and what it was asked."""
+    each earlier question it is asked about, whichever way round, and the earlier questions it was asked."""
 
     def __init__(self, scores: dict[str, float]) -> None:
         self.scores = scores
         self.read: list[str] = []
 
     def score(self, query: str, passages: Any) -> list[float]:
+        if query in self.scores:  # the earlier question read first
+            self.read.append(query)
+            return [self.scores[query] for _ in passages]
         self.read += list(passages)
         return [self.scores[p] for p in passages]
 

@@ -22,12 +22,14 @@ NOISE = 300
 
 
 def _store(conn: Connection, question: str, vector: str, model: str) -> None:
-    """An accepted answer for `question`, its sentence the live BLESSING, its question embedded as `vector`."""
+    """An accepted answer for `question`: its sentence the live BLESSING, its question embedded as `vector`
+    by `model`."""
     conn.execute(
         "WITH f AS (INSERT INTO feedback (answer_id, question, answer_status, helpful)"
         " VALUES (gen_random_uuid(), %(q)s, 'answer', true) RETURNING id)"
-        " INSERT INTO accepted_answers (feedback_id, answer_id, question, question_norm, helpful, sentence_id,"
-        " sentence_hash, sentence_text, path, repository_id, question_embedding, embedding_model)"
+        " INSERT INTO accepted_answers (feedback_id, answer_id, question, question_norm, helpful,"
+        " sentence_id, sentence_hash, sentence_text, path, repository_id, question_embedding,"
+        " embedding_model)"
         " SELECT f.id, gen_random_uuid(), %(q)s, %(key)s, true, s.id, s.norm_hash, s.text, d.path,"
         " d.repository_id, %(v)s::vector, %(m)s"
         " FROM f, sentences s JOIN documents d ON d.id = s.document_id WHERE s.text = %(t)s",
@@ -49,7 +51,8 @@ def _memory(conn: Connection, embedder: EmbeddingModel) -> AcceptedAnswers:
 
 def _plan(conn: Connection, dimension: int, vector: str, repositories: list[str] | None) -> str:
     """The lookup's plan with scans priced out: it reads the index only if the query's words match it."""
-    params: dict[str, Any] = {"repos": repositories, "prefix": None, "vector": vector, "model": "m", "limit": 5}
+    params: dict[str, Any] = {"repos": repositories, "prefix": None, "vector": vector, "model": "m"}
+    params["limit"] = 5
     with conn.transaction():
         conn.execute("SET LOCAL enable_seqscan = off")
         rows = conn.execute("EXPLAIN " + _by_vector(dimension), params).fetchall()
