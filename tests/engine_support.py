@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from engine.crossencoders import EntailmentScores
 from indexer.database import Connection
@@ -14,7 +15,7 @@ from indexer.embedding_queue import EmbeddingWorker
 from indexer.hashing import normalize_sentence
 from indexer.reconcile import Repository, reconcile_repository
 
-__all__ = ["DOCS", "ContainmentNLI", "FixedRating", "index_docs"]
+__all__ = ["DOCS", "ContainmentNLI", "FixedRating", "ScriptedPairs", "index_docs"]
 
 DOCS = {
     "lsu.md": "# 2003 LSU Tigers football team\n\nThe 2003 LSU Tigers football team represented "
@@ -58,6 +59,17 @@ class FixedRating:
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         return [self.value for _ in passages]
+
+
+class ScriptedPairs:
+    """The memory's store, scripted (`engine.memory.RememberedAnswers`): `recall` is a pure choice over what
+    `remembered` returns, so these pairs are returned whatever is asked."""
+
+    def __init__(self, *pairs: Any) -> None:
+        self.pairs = list(pairs)
+
+    def remembered(self, *_: Any) -> list[Any]:
+        return self.pairs
 
 
 def index_docs(conn: Connection, repo_dir: Path, embedder: EmbeddingModel) -> Path:

@@ -22,6 +22,7 @@ from indexer.feedback import accepted_pairs
 from indexer.reconcile import Repository, reconcile_repository
 from indexer.remembered import AcceptedAnswers
 from tests.api_support import ContainmentNLI, index_two_repositories
+from tests.engine_support import ScriptedPairs as _Pairs
 
 ASKED = "How do I refresh the expected output of UI tests?"
 REWORDED = "Refreshing expected UI test output: how?"
@@ -188,16 +189,6 @@ def conn_factory(conn: Connection) -> Any:
     from contextlib import nullcontext
 
     return partial(nullcontext, conn)
-
-
-class _Pairs:
-    """The store's answer, scripted: `recall` is a pure choice over what `remembered` returns."""
-
-    def __init__(self, *pairs: Any) -> None:
-        self.pairs = list(pairs)
-
-    def remembered(self, *_: Any) -> list[Any]:
-        return self.pairs
 
 
 def test_a_near_question_is_offered_for_the_models_to_rate_and_only_a_close_one_is_vouched_for() -> None:

@@ -12,6 +12,7 @@ from engine.crossencoders import PairScorer, load_question_match
 from engine.memory import MemoryConfig, recall
 from engine.search import Filters
 from indexer.remembered import Remembered
+from tests.engine_support import ScriptedPairs
 
 NEW = "Can I keep the cache on another disk?"
 EARLIER = "How do I change where the cache is stored?"
@@ -32,17 +33,9 @@ class _OneSided:
         return [self.backward[query] for _ in passages]
 
 
-class _Pairs:
-    def __init__(self, *pairs: Remembered) -> None:
-        self.pairs = list(pairs)
-
-    def remembered(self, *_: object) -> list[Remembered]:
-        return self.pairs
-
-
-def _earlier() -> _Pairs:
+def _earlier() -> ScriptedPairs:
     now = datetime.now(UTC)
-    return _Pairs(
+    return ScriptedPairs(
         Remembered(EARLIER, "a1", now, 1, 0.6, question_key="earlier"),
         Remembered(OTHER, "a2", now, 2, 0.6, question_key="other"),
     )
