@@ -118,7 +118,8 @@ class MemoryConfig:
     answer_gate: float = 0.05
     """The least matcher score for the accepted sentence's own score to count: below it the matcher says the
     two questions differ, and a sentence that answers the new question as well is another question's
-    answer served to it (on tune, near misses given another row's sentence: 3 with the gate, 14 without)."""
+    answer served to it (on tune, near misses given another row's sentence: 3 with the gate, 14 without).
+    Read both ways round, each order must reach it: one order saying the two differ is enough."""
     both_ways: bool = True
     """With a matcher: read each pair both ways round, (new, earlier) and (earlier, new), and take the mean.
     A cross-encoder reads the two orders differently, and which wording came first is an accident. On the
@@ -194,9 +195,10 @@ def _scores(
         return scores, config.min_similarity, max(config.min_similarity, config.vouch_similarity)
     read = [n for n, p in enumerate(found) if p.similarity >= config.match_similarity and not same[n]]
     earlier = [found[n].question for n in read]
-    matched = dict(zip(read, _match(matcher, question, earlier, config.both_ways), strict=True))
+    both = _match(matcher, question, earlier, config.both_ways)
+    matched = {n: mean for n, (mean, _) in zip(read, both, strict=True)}
     w = config.answer_weight
-    gated = [n for n in read if matched[n] >= config.answer_gate]
+    gated = [n for n, (_, least) in zip(read, both, strict=True) if least >= config.answer_gate]
     if rate is not None and w > 0 and gated:
         answers = rate(question, [found[n].sentence_id for n in gated])
         answering = {n: answers.get(found[n].sentence_id, 0.0) for n in gated}
@@ -205,18 +207,21 @@ def _scores(
     return scores, config.min_match, max(config.min_match, config.vouch_match)
 
 
-def _match(matcher: RelevanceModel, question: str, earlier: Sequence[str], both_ways: bool) -> list[float]:
-    """The matcher's score of `question` against each `earlier` question; `both_ways`: the mean of the two
-    orders, in one batch where the matcher scores pairs (`PairScorer`)."""
+def _match(
+    matcher: RelevanceModel, question: str, earlier: Sequence[str], both_ways: bool
+) -> list[tuple[float, float]]:
+    """The matcher's score of `question` against each `earlier` question, and the lower of its two orders;
+    `both_ways`: the score is the mean of the two orders, read in one batch where the matcher scores pairs
+    (`PairScorer`); else both are the one order's."""
     if not both_ways or not earlier:
-        return matcher.score(question, earlier)
+        return [(s, s) for s in matcher.score(question, earlier)]
     if isinstance(matcher, PairScorer):
         read = matcher.score_pairs([(question, e) for e in earlier] + [(e, question) for e in earlier])
         forward, backward = read[: len(earlier)], read[len(earlier) :]
     else:
         forward = matcher.score(question, earlier)
         backward = [matcher.score(e, [question])[0] for e in earlier]
-    return [(a + b) / 2 for a, b in zip(forward, backward, strict=True)]
+    return [((a + b) / 2, min(a, b)) for a, b in zip(forward, backward, strict=True)]
 
 
 def recall(
