@@ -61,3 +61,20 @@ def test_the_shipped_matcher_reads_both_orders_in_one_batch_and_agrees_with_read
     assert all(0.0 <= s <= 1.0 for s in batched)
     assert batched == pytest.approx(apart, abs=1e-3)
     assert batched[0] != batched[1], "the two orders are read differently"
+
+
+def test_the_accepted_sentences_own_score_counts_only_where_both_orders_reach_the_gate() -> None:
+    asked: list[list[int]] = []
+
+    def answers_it(question: str, sentence_ids: Sequence[int]) -> dict[int, float]:
+        asked.append(list(sentence_ids))
+        return dict.fromkeys(sentence_ids, 1.0)
+
+    config = MemoryConfig(match_similarity=0.4, min_match=0.2, vouch_match=0.2, answer_gate=0.05)
+    one_order_differs = _OneSided({EARLIER: 0.02, OTHER: 0.0}, {EARLIER: 0.5, OTHER: 0.0})
+    [offered] = recall(_earlier(), NEW, [1.0], Filters(), config, one_order_differs, answers_it)
+    assert (offered.sentence_id, offered.similarity, asked) == (1, 0.26, []), "not rated: the matcher alone"
+
+    both_reach = _OneSided({EARLIER: 0.1, OTHER: 0.0}, {EARLIER: 0.5, OTHER: 0.0})
+    [offered] = recall(_earlier(), NEW, [1.0], Filters(), config, both_reach, answers_it)
+    assert (offered.sentence_id, round(offered.similarity, 6), asked) == (1, 0.65, [[1]])
