@@ -26,12 +26,16 @@ from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
+import psycopg
+import structlog
 
 from indexer.database import Connection
 from indexer.embedder import EmbeddingModel
 from indexer.feedback import mark_stale
 
 __all__ = ["AcceptedAnswers", "Remembered", "question_index"]
+
+log = structlog.get_logger(__name__)
 
 _EMBED_BATCH = 64
 _INDEX_LOCK = 1667855463  # the advisory-lock class under which one process at a time makes an index
@@ -78,19 +82,25 @@ LIMIT %(limit)s
 """
 
 
-def question_index(conn: Connection, dimension: int) -> str:
-    """Make (if missing) the HNSW index over the stored questions' vectors of `dimension`; returns its name.
+def question_index(conn: Connection, dimension: int) -> str | None:
+    """Make (if missing) the HNSW index over the stored questions' vectors of `dimension`; returns its name,
+    or None, with a warning, where the database refuses (a role that may not create it): the lookup then
+    scans, as correct and slower.
 
     One process at a time (a transaction-scoped advisory lock), so replicas starting together do not race on
     the name; the build holds off writes to `accepted_answers` while it runs (once per dimension, ever)."""
     name = f"accepted_answers_question_hnsw_{int(dimension)}"
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_INDEX_LOCK, int(dimension)))
-        conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON accepted_answers"
-            f" USING hnsw ((question_embedding::vector({int(dimension)})) vector_cosine_ops)"
-            f" WHERE vector_dims(question_embedding) = {int(dimension)}"
-        )
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_INDEX_LOCK, int(dimension)))
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {name} ON accepted_answers"
+                f" USING hnsw ((question_embedding::vector({int(dimension)})) vector_cosine_ops)"
+                f" WHERE vector_dims(question_embedding) = {int(dimension)}"
+            )
+    except psycopg.DatabaseError as exc:
+        log.warning("accepted questions' vector index not made; the lookup scans", index=name, error=str(exc))
+        return None
     return name
 
 

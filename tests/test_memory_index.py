@@ -7,10 +7,13 @@ from __future__ import annotations
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+import psycopg
+import pytest
 
 from engine.feedback import question_key
-from indexer.database import Connection
+from indexer.database import Connection, Database
 from indexer.embedder import EmbeddingModel
 from indexer.remembered import AcceptedAnswers, _by_vector, _literal
 from tests.api_support import index_two_repositories
@@ -95,3 +98,29 @@ def test_a_question_stored_by_a_model_of_another_dimension_is_skipped_not_an_err
     assert [r.question for r in memory.remembered(question_key(REWORDED), vector, None, None, 5)] == [ASKED]
     dims = conn.execute("SELECT vector_dims(question_embedding) FROM accepted_answers ORDER BY id").fetchall()
     assert dims == [(embedder.dimension,), (8,)]
+
+
+def test_a_role_that_may_not_make_the_index_still_gets_the_closest_question_by_a_scan(
+    conn: Connection, clean_database: Database, tmp_path: Path, embedder: EmbeddingModel
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    _store(conn, ASKED, _literal(embedder.encode([ASKED])[0]), embedder.name)
+    name = f"accepted_answers_question_hnsw_{embedder.dimension}"
+    conn.execute(f"DROP INDEX IF EXISTS {name}")
+    conn.execute("DROP ROLE IF EXISTS citeline_lookup")
+    try:
+        conn.execute("CREATE ROLE citeline_lookup LOGIN")
+    except psycopg.errors.InsufficientPrivilege:
+        pytest.skip("the test database's role may not create roles")
+    conn.execute("GRANT SELECT, UPDATE ON accepted_answers, sentences, repositories TO citeline_lookup")
+    try:
+        with psycopg.connect(clean_database.url, user="citeline_lookup", autocommit=True) as limited:
+            memory = _memory(cast(Connection, limited), embedder)
+            vector = embedder.encode([REWORDED])[0].tolist()
+            found = memory.remembered(question_key(REWORDED), vector, None, None, 5)
+        assert [r.question for r in found] == [ASKED]
+        made = conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", (name,)).fetchone()
+        assert made is None, "not its table: the index was not made, and the lookup scanned"
+    finally:
+        conn.execute("DROP OWNED BY citeline_lookup")
+        conn.execute("DROP ROLE citeline_lookup")
