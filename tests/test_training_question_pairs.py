@@ -115,3 +115,35 @@ def test_with_an_embedder_the_other_pages_questions_closest_by_its_cosine_are_th
     assert negatives(None) == {plain[3]}, "by shared words, only the row sharing one"
     closest = negatives("citeline-docs")
     assert plain[1] in closest and len(closest) == OTHER_PAGE_ROWS
+
+
+def test_a_wider_mix_reads_as_many_negatives_of_each_kind_as_it_is_told(tmp_path: Path) -> None:
+    """`same_page` and `other_pages` (the `qpairs_wide` recipe reads four of each) bound each kind."""
+    same = [{**MINED, "question": f"S{n}", "positive": f"Same page {n}."} for n in range(5)]
+    elsewhere = [{**MINED, "path": "b.md", "question": f"O{n}", "positive": f"Other {n}."} for n in range(5)]
+    mined = [MINED, *same, *elsewhere]
+    _write(tmp_path / "pairs.jsonl.gz", mined)
+    written = [{**WRITTEN, "row": 0, "repo": "owner/docs", "question": MINED["question"]}] + [
+        {
+            **WRITTEN,
+            "row": n,
+            "repo": "owner/docs",
+            "question": m["question"],
+            "plain": f"wipe builds {m['question']}?",
+        }
+        for n, m in enumerate(mined[1:], start=1)
+    ]
+    _write(tmp_path / "users_written.jsonl.gz", written)
+    group = f"qpairs:owner/docs:cache.md:{MINED['question']}"
+
+    def counted(**widths: int) -> tuple[int, int]:
+        rows = load_question_pairs(tmp_path / "users_written.jsonl.gz", **widths)
+        others = [
+            t for r in rows if r.group == group for t in (r.query, r.passage) if t.startswith("wipe builds ")
+        ]
+        assert all(r.label == 0 for r in rows if r.group == group and {r.query, r.passage} & set(others))
+        return sum(t[12] == "S" for t in others), sum(t[12] == "O" for t in others)
+
+    assert counted() == (OTHER_ROWS, OTHER_PAGE_ROWS)
+    assert counted(same_page=4, other_pages=4) == (4, 4)
+    assert counted(same_page=0, other_pages=1) == (0, 1)

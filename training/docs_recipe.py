@@ -38,3 +38,7 @@ class DocsRecipe:
     pairs_embedder: str | None = None
     """With ``question_pairs``: the embedder spec whose cosine picks the other pages' questions read as
     negatives (the ones the memory reads, ``training.question_pairs``); None: shared content words."""
+    pairs_same_page: int = 2
+    """With ``question_pairs``: other rows of the same page read as negatives for each row."""
+    pairs_other_pages: int = 2
+    """With ``question_pairs``: rows of the repository's other pages, the closest, read as negatives."""

@@ -70,9 +70,16 @@ def row_pairs(
     return out
 
 
-def load_question_pairs(file: Path, seed: int = 13, embedder: str | None = None) -> list[RelRow]:
+def load_question_pairs(
+    file: Path,
+    seed: int = 13,
+    embedder: str | None = None,
+    same_page: int = OTHER_ROWS,
+    other_pages: int = OTHER_PAGE_ROWS,
+) -> list[RelRow]:
     """The question pairs of a written file's training rows (``joined_rows``), as the module says;
-    `embedder` a spec as ``[models] embedder`` takes it."""
+    `embedder` a spec as ``[models] embedder`` takes it; `same_page` and `other_pages` how many negatives of
+    each kind a row reads (``OTHER_ROWS``, ``OTHER_PAGE_ROWS`` by default)."""
     by_repo = joined_rows(file)
     encode = _encoder(embedder) if embedder is not None else None
     source = f"docs_faq/{file.name.split('.')[0]}:pairs"
@@ -97,12 +104,14 @@ def load_question_pairs(file: Path, seed: int = 13, embedder: str | None = None)
                     for m, w in rows
                     if m["positive"] != mined["positive"] and str(w.get("plain") or "").strip()
                 ]
-                picked = rng.sample(others, min(OTHER_ROWS, len(others)))
+                picked = rng.sample(others, min(same_page, len(others)))
                 plain = str(written.get("plain") or "").strip()
                 if vectors is not None and plain in where:
-                    picked += _nearest_elsewhere(mined, vectors[where[plain]] @ vectors.T, plains)
+                    picked += _nearest_elsewhere(
+                        mined, vectors[where[plain]] @ vectors.T, plains, other_pages
+                    )
                 else:
-                    picked += _closest_elsewhere(mined, plain, plains)
+                    picked += _closest_elsewhere(mined, plain, plains, other_pages)
                 group = f"qpairs:{repository}:{page}:{mined['question']}"
                 near = str(written.get("near_miss") or "").strip()
                 out += row_pairs(wordings(mined, written), near, picked, group, source, rng)
@@ -110,7 +119,7 @@ def load_question_pairs(file: Path, seed: int = 13, embedder: str | None = None)
 
 
 def _closest_elsewhere(
-    mined: dict[str, object], plain: str, plains: list[tuple[str, object, str, set[str]]]
+    mined: dict[str, object], plain: str, plains: list[tuple[str, object, str, set[str]]], count: int
 ) -> list[str]:
     """The `plain` wordings of other pages' rows sharing the most content stems with `plain` (at least one),
     ties in file order, leaving out rows with the same mined answer."""
@@ -121,20 +130,21 @@ def _closest_elsewhere(
         if path != mined["path"] and positive != mined["positive"] and own & theirs
     ]
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [text for _, _, text in scored[:OTHER_PAGE_ROWS]]
+    return [text for _, _, text in scored[:count]]
 
 
 def _nearest_elsewhere(
     mined: dict[str, object],
     cosines: npt.NDArray[np.float32],
     plains: list[tuple[str, object, str, set[str]]],
+    count: int,
 ) -> list[str]:
     """The `plain` wordings of other pages' rows closest by the embedder's cosine (`cosines`, one per row of
     `plains`), leaving out rows with the same mined answer."""
     ranked = sorted(range(len(plains)), key=lambda n: (-float(cosines[n]), n))
     return [
         plains[n][2] for n in ranked if plains[n][0] != mined["path"] and plains[n][1] != mined["positive"]
-    ][:OTHER_PAGE_ROWS]
+    ][:count]
 
 
 def _encoder(spec: str) -> Callable[[list[str]], npt.NDArray[np.float32]]:

@@ -126,6 +126,10 @@ DOCS_RECIPES = {
         DocsRecipe(question_pairs=True, pairs_embedder="citeline-docs"),
         (Source("docs_faq/users_written.jsonl.gz"), Source("docs_faq/users_written_overflow.jsonl.gz")),
     ),
+    "qpairs_wide": (
+        DocsRecipe(question_pairs=True, pairs_same_page=4, pairs_other_pages=4),
+        (Source("docs_faq/users_written.jsonl.gz"), Source("docs_faq/users_written_overflow.jsonl.gz")),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -146,7 +150,8 @@ docs6 with the same written rows: their near-miss questions are what the check e
 docs4w with half the mined rows that have a 1.5B rewrite asked in one, each answer trained towards the
 reader's soft label for it (``training.reader_labels``): the rewrites down-weighted rather than dropped.
 qpairs is not a relevance mix: question against question (``training.question_pairs``), the memory's matcher;
-qpairs_dense reads the other pages' questions the docs embedder finds closest as its negatives."""
+qpairs_dense reads the other pages' questions the docs embedder finds closest as its negatives; qpairs_wide
+reads four of each kind of negative per row instead of two."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
@@ -165,7 +170,12 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         if "usable" in first and docs.question_pairs:
             from training.question_pairs import load_question_pairs
 
-            return load_question_pairs(path, embedder=docs.pairs_embedder)
+            return load_question_pairs(
+                path,
+                embedder=docs.pairs_embedder,
+                same_page=docs.pairs_same_page,
+                other_pages=docs.pairs_other_pages,
+            )
         if "usable" in first:
             from training.docs_written import load_written  # citeline's parser: only where the mix is built
 
