@@ -20,7 +20,7 @@ measured in one run, each model's column then named `EMBEDDER:MODEL`, and `--col
 ones), and every `--model` answers on each index: `LABEL=` is the shipped relevance model and answer check,
 `LABEL=PATH` a relevance model in place of the shipped one, `LABEL=PATH,CHECK` an answer check too (`none`:
 no answer check), and `@REL,CHECK` the verifier's floors for that model (`VerifyConfig.min_relevance`,
-`min_answer_check`; default the engine's), and `#SETTING=N,...` whole-number `EngineConfig` settings
+`min_answer_check`; default the engine's), and `#SETTING=N,...` numeric `EngineConfig` settings
 (`#first_hold=10`). With `--dump`, `bench/floor_sweep.py` replays floors on the
 records (run with open floors, `@0,0`, on the tune role).
 
@@ -77,8 +77,8 @@ class ModelSpec:
     relevance: str = ""
     check: str = ""
     floors: tuple[float, float] | None = None
-    engine: tuple[tuple[str, int], ...] = ()
-    """Whole-number `EngineConfig` settings in place of the defaults (`#first_hold=10,first_k=15`)."""
+    engine: tuple[tuple[str, int | float], ...] = ()
+    """Numeric `EngineConfig` settings in place of the defaults (`#first_hold=10,lookup_margin=0.05`)."""
 
     @classmethod
     def parse(cls, text: str) -> ModelSpec:
@@ -90,7 +90,10 @@ class ModelSpec:
         if floors:
             rel, _, chk = floors.partition(",")
             pair = (float(rel), float(chk or 0.0))
-        engine = tuple((k, int(v)) for k, _, v in (s.partition("=") for s in settings.split(",") if s))
+        engine = tuple(
+            (k, int(v) if v.lstrip("-").isdigit() else float(v))
+            for k, _, v in (s.partition("=") for s in settings.split(",") if s)
+        )
         return cls(label, relevance, check, pair, engine)
 
     def settings(self) -> EngineConfig | None:

@@ -52,6 +52,11 @@ class EngineConfig:
     """How many rounds a one-hop question may run while no clause of it is verified (0: as many as its
     budget allows); see `Rounds.loop`."""
 
+    lookup_clauses: int = 1
+    """How many verified clauses a one-hop lookup may answer with at once when its best candidates are rated
+    within `lookup_margin` of each other (`engine.alternatives`); 1 bets on the best one."""
+    lookup_margin: float = 0.1
+
     spelling: bool = True
     """Read a question with its misspelt words replaced by the indexed words they were meant to be
     (`engine.search.spell_question`): search and the models then read "memory" where "memroy" was typed,

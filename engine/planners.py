@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.alternatives import close_alternatives
 from engine.answers import ReferenceNeed
 from engine.planning import Plan, PlannerState
 from engine.search import Hit
@@ -47,6 +48,11 @@ class ExtractivePlanner:
     beside its rating under the heading path, which weighs `relevance_weight` (`_within_section`)."""
     named_hops: bool = True
     """Past a bridge's first hop, a new document must be named by the findings or the question."""
+    lookup_clauses: int = 1
+    """How many clauses a one-hop question's first finding may propose at once: the best candidate and its
+    close alternatives (`engine.alternatives`), each verified on its own, best first."""
+    lookup_margin: float = 0.1
+    """How close an alternative's rating must come to the best candidate's (`close_alternatives`)."""
 
     @property
     def name(self) -> str:
@@ -62,12 +68,23 @@ class ExtractivePlanner:
         asks: dict[int, str] = {}
         if len(state.parts) > 1 and not state.accepted and not state.shape.comparison:
             per_part, asks = self._per_part(state, chosen, ranked)
+        elif self._lookup(state):
+            chosen = [
+                *chosen,
+                *close_alternatives(state, ranked, chosen, self.lookup_clauses, self.lookup_margin),
+            ]
         proposals = [
             Proposal(h.text, ReferenceNeed.SINGLE, (h.sentence_id,), linked, asks.get(h.sentence_id, ""))
             for h in chosen
         ]
         proposals += per_part
         return self.follow(state, chosen, proposals, final=final)
+
+    def _lookup(self, state: PlannerState) -> bool:
+        """Whether close alternatives may join the first finding: a one-hop question, not a comparison,
+        nothing accepted yet, and more than one clause allowed."""
+        shape = state.shape
+        return self.lookup_clauses > 1 and not state.accepted and shape.hops == 1 and not shape.comparison
 
     def ranked(self, state: PlannerState) -> list[Hit]:
         """Every sentence that could be proposed now, best first (`_rank`)."""

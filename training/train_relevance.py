@@ -82,6 +82,9 @@ WIDER_REPLAY = (
 )
 """The wide replay about three times over (all of TrecQA train), beside every docs question row and ten
 times the topic headings: the docs6 mix at the scale a lent GPU trains in minutes (``docs6x``)."""
+JUDGED_MORE = Path(__file__).resolve().parent / "data" / "judged_more.jsonl.gz"
+"""The engine's candidates for more training repositories' questions, judged as `judged_candidates` is
+(`bench/candidates.py` wrote the candidates; training/README.md says who judged them and how they read)."""
 DOCS_RECIPES = {
     "docs4": (DocsRecipe(), DOCS_MIX),
     "docs5": (DocsRecipe(other_pages=True), (*_DOCS_ROWS, *WIDE_REPLAY)),
@@ -130,6 +133,15 @@ DOCS_RECIPES = {
         DocsRecipe(question_pairs=True, pairs_same_page=4, pairs_other_pages=4),
         (Source("docs_faq/users_written.jsonl.gz"), Source("docs_faq/users_written_overflow.jsonl.gz")),
     ),
+    "docs4j": (
+        DocsRecipe(),
+        (
+            Source("docs_faq/judged_candidates.jsonl.gz"),
+            Source(str(JUDGED_MORE)),
+            Source("docs_faq/users_written.jsonl.gz", cap=6_000),
+            *DOCS_MIX,
+        ),
+    ),
     "docs6x": (
         DocsRecipe(other_pages=True, headless_share=1 / 3),
         (
@@ -151,7 +163,9 @@ docs4w with half the mined rows that have a 1.5B rewrite asked in one, each answ
 reader's soft label for it (``training.reader_labels``): the rewrites down-weighted rather than dropped.
 qpairs is not a relevance mix: question against question (``training.question_pairs``), the memory's matcher;
 qpairs_dense reads the other pages' questions the docs embedder finds closest as its negatives; qpairs_wide
-reads four of each kind of negative per row instead of two."""
+reads four of each kind of negative per row instead of two. docs4j is docs4 with the users' written rows and a
+strong reader's judgement of the engine's own search top 10 for training questions (``training.judged``):
+distilling that reader's choice among the sentences search found into the cross-encoder."""
 EVAL_ONLY = ("relevance/wikiqa", "relevance/trecqa/test.jsonl.gz")
 POLAR_EVAL_ONLY = (*EVAL_ONLY, *NLI_EVAL_ONLY)
 """The polar mix reads NLI files, so the entailment model's held-out sets are never trained on either."""
@@ -167,6 +181,10 @@ def _loader(docs: DocsRecipe) -> Callable[[Path], list[RelRow]]:
         first = next(read_jsonl(files[0]), {}) if files else {}
         if "hypothesis" in first:
             return load_polar(path)
+        if "candidates" in first:
+            from training.judged import load_judged
+
+            return load_judged(path)
         if "usable" in first and docs.question_pairs:
             from training.question_pairs import load_question_pairs
 
