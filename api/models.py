@@ -119,6 +119,12 @@ class NearPassageOut(SentenceOut, kw_only=True):
     """The passage's lines on the repository's forge at its indexed commit; null when no forge is known."""
     context: SentenceOut | None = None
     """The unit before it that it cannot be read without, shown with it; null when it stands alone."""
+    reason_kind: str | None = None
+    """What happened to it (`engine.reasons.ReasonKind`): `not_read`, `not_chosen`, `below_floor`,
+    `near_miss`, `not_entailed`, `not_verified` or `contradicted`; the CLI and the page put it in the same
+    plain words."""
+    rank: int | None = None
+    """For one not read or not chosen: its place among the listed passages by rating (1: the best rated)."""
 
 
 class AnswerOut(msgspec.Struct):

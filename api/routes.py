@@ -19,15 +19,17 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.types import ControllerRouterHandler
 
-from api.auth import access_of
+from api.auth import Access, access_of
 from api.context import Services
 from api.contract import (
     MAX_ID,
+    MAX_RADIUS,
     DocumentLimit,
     DocumentOffset,
     QueryK,
     QueryName,
     QueryText,
+    SentenceRadius,
     problem_responses,
 )
 from api.linking import linked_answer, linked_hits
@@ -41,14 +43,15 @@ from api.models import (
     StatusTotalsOut,
     ThresholdsOut,
 )
+from api.scope import checked_scope
 from engine.inputs import QUERY, QUESTION, InputError, hit_count, optional_text, required_text
-from engine.search import Filters, SearchMode
+from engine.search import SearchMode
 from engine.store import load_answer
 from indexer.browse import DocumentView, SentenceView, answer_scope, document_view, sentence_view
 from indexer.staleness import skipped_files
 from indexer.status import RepositoryStatus, StatusTotals, eta_seconds, repository_status, status_totals
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "answer_question", "index_status", "read_sentence", "search_sentences"]
 
 AnyRequest = Request[Any, Any, Any]
 StatusShape = TypeVar("StatusShape", RepositoryStatusOut, StatusTotalsOut)
@@ -84,26 +87,26 @@ def _required(name: str, value: str | None, max_chars: int) -> str:
     return _checked(required_text, name, value, max_chars)
 
 
-def _repositories(names: Sequence[str] | None, max_chars: int) -> tuple[str, ...] | None:
-    if not names:
-        return None
-    return tuple(n for n in (_optional("repository", name, max_chars) for name in names) if n)
-
-
 @_route(
     post, "/v1/answers", "Answer a question with cited clauses", 400, 401, 403, 413, 415, 503, status_code=200
 )
 def ask(request: AnyRequest, data: JSONBody[AskRequest], services: NamedDependency[Services]) -> AnswerOut:
     """Run the engine; the answer is stored (when the engine stores answers) and its id returned."""
+    return answer_question(services, access_of(request), data)
+
+
+def answer_question(services: Services, access: Access, data: AskRequest) -> AnswerOut:
+    """`POST /v1/answers` for a caller with `access`: the input checked, the filters narrowed to the key, the
+    engine run. Refusals are Litestar's HTTP exceptions (the API's 4xx), which the MCP tools report too."""
     limits = services.settings.limits
     question = _required(QUESTION, data.question, limits.max_question_chars)
     filters = data.filters
-    requested = _repositories(filters.repositories if filters else None, limits.max_query_chars)
-    prefix = _optional("path_prefix", filters.path_prefix if filters else None, limits.max_query_chars)
-    scope = access_of(request).restrict(requested)
+    checked = checked_scope(
+        services, access, filters.repositories if filters else None, filters.path_prefix if filters else None
+    )
     if services.answering is None:
         raise ServiceUnavailableException("this process runs no answer engine")
-    result = services.answering(question, data.budget, Filters(scope, prefix))
+    result = services.answering(question, data.budget, checked)
     services.metrics.record_answer(result)
     with services.connection() as conn:
         return msgspec.convert(linked_answer(conn, result.to_dict()), AnswerOut)
@@ -136,25 +139,50 @@ def search(
 ) -> SearchOut:
     """The top `k` sentences; `lane` picks hybrid (fused and reranked), lexical or vector. Each hit links to
     its forge when the repository has a link template; `context=true` adds the sentences either side."""
+    return search_sentences(services, access_of(request), q, k, lane, repo, path_prefix, context)
+
+
+def search_sentences(
+    services: Services,
+    access: Access,
+    q: str,
+    k: int,
+    lane: SearchMode,
+    repo: Sequence[str],
+    path_prefix: str | None,
+    context: bool,
+) -> SearchOut:
+    """`GET /v1/search` for a caller with `access`, refusing what the route refuses with the same message."""
     limits = services.settings.limits
     query = _required(QUERY, q, limits.max_query_chars)
     _checked(hit_count, k, limits.max_k)
-    scope = access_of(request).restrict(_repositories(repo, limits.max_query_chars))
-    prefix = _optional("path_prefix", path_prefix, limits.max_query_chars)
-    hits = services.retriever.search(query, k, mode=lane, filters=Filters(scope, prefix))
+    checked = checked_scope(services, access, repo, path_prefix)
+    hits = services.retriever.search(query, k, mode=lane, filters=checked)
     with services.connection() as conn:
         return SearchOut(query=query, lane=lane.value, hits=linked_hits(conn, hits, context))
 
 
-@_route(get, "/v1/sentences/{sentence_id:int}", "A sentence among its neighbours", 401, 404, 503)
+@_route(get, "/v1/sentences/{sentence_id:int}", "A sentence among its neighbours", 400, 401, 404, 503)
 def sentence(
-    request: AnyRequest, sentence_id: FromPath[int], services: NamedDependency[Services]
+    request: AnyRequest,
+    sentence_id: FromPath[int],
+    services: NamedDependency[Services],
+    radius: SentenceRadius = 2,
 ) -> SentenceView:
-    """The sentence's text, file, heading, lines and commit, with two sentences either side."""
+    """The sentence's text, file, heading, lines and commit, with `radius` sentences either side (two
+    unless asked)."""
+    return read_sentence(services, access_of(request), sentence_id, radius)
+
+
+def read_sentence(services: Services, access: Access, sentence_id: int, radius: int = 2) -> SentenceView:
+    """`GET /v1/sentences/{id}` for a caller with `access`: a 404 for a sentence it may not read, as for one
+    that does not exist, so a key learns nothing of other repositories."""
+    if not 0 <= radius <= MAX_RADIUS:
+        raise ValidationException(f"radius must be between 0 and {MAX_RADIUS}, got {radius}")
     view = None
     if 0 < sentence_id <= MAX_ID:
         with services.connection() as conn:
-            view = sentence_view(conn, sentence_id, access_of(request).repositories)
+            view = sentence_view(conn, sentence_id, access.repositories, radius)
     if view is None:
         raise NotFoundException(f"no sentence {sentence_id}")
     return view
@@ -193,7 +221,12 @@ def _status_out(figures: RepositoryStatus | StatusTotals, shape: type[StatusShap
 def status(request: AnyRequest, services: NamedDependency[Services]) -> StatusOut:
     """Documents, sentences, backlog size and oldest age, embedded share, skipped files and last change per
     repository, and the skipped files themselves."""
-    scope = access_of(request).repositories
+    return index_status(services, access_of(request))
+
+
+def index_status(services: Services, access: Access) -> StatusOut:
+    """`GET /v1/status` for a caller with `access`: only the repositories its key may read."""
+    scope = access.repositories
     with services.connection() as conn:
         statuses = repository_status(conn, None if scope is None else list(scope))
         totals = status_totals(conn, statuses)

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_MAX_QUERY_CHARS",
     "DEFAULT_MAX_QUESTION_CHARS",
     "KEYS_ENV",
+    "KEY_PROPERTIES",
     "ApiKey",
     "ApiKeyError",
     "ApiSettings",
@@ -37,13 +38,15 @@ class ApiKeyError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
-    """A bearer token and the repositories it may read (None: all)."""
+    """A bearer token, the repositories it may read (None: all), and whether it may teach: accept sentences
+    as answering a question for everyone (`teach`, the key's `teach` property)."""
 
     token: str
     repositories: tuple[str, ...] | None = None
+    teach: bool = False
 
     def __repr__(self) -> str:  # tokens must not end up in logs or tracebacks
-        return f"ApiKey(token='***', repositories={self.repositories!r})"
+        return f"ApiKey(token='***', repositories={self.repositories!r}, teach={self.teach!r})"
 
 
 DEFAULT_MAX_QUESTION_CHARS = MAX_QUESTION_CHARS
@@ -88,21 +91,43 @@ class ApiSettings:
     limits: Limits = field(default_factory=Limits)
 
 
+KEY_PROPERTIES = ("teach",)
+"""The properties a key entry may name after its second ':' (`parse_keys`)."""
+
+
 def parse_keys(entries: Iterable[str]) -> tuple[ApiKey, ...]:
-    """Keys from `TOKEN` or `TOKEN:repo1|repo2` entries (blank entries are ignored)."""
+    """Keys from `TOKEN[:REPOSITORIES[:PROPERTIES]]` entries (blank entries are ignored): `TOKEN` reads every
+    repository, `TOKEN:repo1|repo2` only those; a third field names properties, `|`-separated, of which
+    `teach` lets the key accept sentences for everyone: `TOKEN:repo1|repo2:teach`, or `TOKEN::teach` for
+    every repository. Anything else is an `ApiKeyError` naming the entry by position, never the token."""
     keys: list[ApiKey] = []
     for position, raw in enumerate(entries, start=1):
         entry = raw.strip()
         if not entry:
             continue
-        token, sep, scope = entry.partition(":")
-        token = token.strip()
+        fields = entry.split(":")
+        if len(fields) > 3:
+            raise ApiKeyError(
+                f"API key #{position}: expected TOKEN, TOKEN:REPOSITORIES or TOKEN:REPOSITORIES:PROPERTIES,"
+                f" got {len(fields) - 1} ':'"
+            )
+        token = fields[0].strip()
         if len(token) < 16:
             raise ApiKeyError(f"API key #{position}: a token needs at least 16 characters")
+        scope = fields[1] if len(fields) > 1 else ""
         repositories = tuple(sorted({r.strip() for r in scope.split("|") if r.strip()}))
-        if sep and not repositories:
+        if len(fields) == 2 and not repositories:
             raise ApiKeyError(f"API key #{position}: ':' must be followed by repository names")
-        keys.append(ApiKey(token, repositories if sep else None))
+        properties = [p.strip() for p in fields[2].split("|")] if len(fields) == 3 else []
+        unknown = sorted({p for p in properties if p not in KEY_PROPERTIES})
+        if len(fields) == 3 and not any(properties):
+            raise ApiKeyError(f"API key #{position}: the second ':' must be followed by a property (teach)")
+        if unknown:
+            raise ApiKeyError(
+                f"API key #{position}: unknown key property {', '.join(map(repr, unknown))};"
+                f" known: {', '.join(KEY_PROPERTIES)}"
+            )
+        keys.append(ApiKey(token, repositories or None if len(fields) > 1 else None, "teach" in properties))
     return tuple(keys)
 
 

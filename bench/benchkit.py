@@ -82,8 +82,8 @@ def nearest_shown(records: Sequence[Mapping[str, Any]], shown: int = NEAREST) ->
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--one-hop-patience`, `--first-hold`, `--min-answer-check` and `--min-relevance`: engine settings a
-    docs bench can change (see `engine_settings`)."""
+    """`--one-hop-patience`, `--first-hold`, `--min-answer-check`, `--min-relevance` and `--lookup-clauses`:
+    engine settings a docs bench can change (see `engine_settings`)."""
     parser.add_argument(
         "--one-hop-patience",
         type=int,
@@ -108,12 +108,19 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="VerifyConfig.min_relevance (a clause's best source's relevance floor; default: the engine's)",
     )
+    parser.add_argument(
+        "--lookup-clauses",
+        type=int,
+        default=None,
+        help="EngineConfig.lookup_clauses (a lookup's close alternatives; default: the engine's)",
+    )
 
 
 def engine_settings(args: argparse.Namespace, base: EngineConfig | None = None) -> EngineConfig | None:
     """`base` (the engine's defaults when None) with what `add_engine_arguments`' flags set; `base` itself
     when they set nothing."""
-    flags = (args.one_hop_patience, args.first_hold, args.min_answer_check, args.min_relevance)
+    lookup = getattr(args, "lookup_clauses", None)
+    flags = (args.one_hop_patience, args.first_hold, args.min_answer_check, args.min_relevance, lookup)
     if all(flag is None for flag in flags):
         return base
     settings = base or EngineConfig()
@@ -122,6 +129,8 @@ def engine_settings(args: argparse.Namespace, base: EngineConfig | None = None) 
         settings = replace(settings, first_hold=args.first_hold, first_k=first_k)
     if args.one_hop_patience is not None:
         settings = replace(settings, one_hop_patience=args.one_hop_patience)
+    if lookup is not None:
+        settings = replace(settings, lookup_clauses=lookup)
     if args.min_answer_check is not None:
         settings = replace(settings, verify=replace(settings.verify, min_answer_check=args.min_answer_check))
     if args.min_relevance is not None:

@@ -213,6 +213,10 @@ def _record(asked: Asked, label: str, body: dict[str, Any], top: list[Any], ms: 
         "clause_hits": [
             any(answers_unit(s["path"], s["text"], answers) for s in c["sources"]) for c in body["clauses"]
         ],
+        "clause_scores": [
+            (c["verification"].get("relevance"), c["verification"].get("answer_check"))
+            for c in body["clauses"]
+        ],
         "clauses": [
             (c["clause"][:200], [f"{s['path']}:{s['line_start']}" for s in c["sources"]])
             for c in body["clauses"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.caveats import WARNING
 from engine.passages import NEAREST
+from engine.reasons import plain_reason
 
 if TYPE_CHECKING:  # printing an answer (`ask` through a server) loads no model and no database driver
     from daemon.config import Config
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # printing an answer (`ask` through a server) loads no model 
     from indexer.database import Database
 
 __all__ = [
+    "MEMORY",
     "ask",
     "line_range",
     "planner_status",
@@ -27,14 +29,22 @@ __all__ = [
     "refusal",
     "render_answer",
     "render_planner_status",
+    "short_id",
 ]
+
+
+MEMORY = "from the team's memory"
+"""How a clause the team accepted for an earlier question (`chosen_by: "team"`) is marked; the page says the
+same (`api/static/app.js`)."""
 
 
 def render_answer(result: dict[str, Any]) -> str:
     """An answer's JSON shape (`engine.answers`) for a person: status, its warnings, how the question was read
-    when it was respelt, the reason, each clause with its sources, each source's place and text (a code
+    when it was respelt, the reason, each clause with its sources (one from the team's memory marked so),
+    each source's short id (`[s42]`, what `citeline feedback --sentence` takes), place and text (a code
     block line by line), and, for an answer with none, the closest passages, set apart as not verified, each
-    after the sentence it depends on (`context`)."""
+    after the sentence it depends on (`context`) and with why it was not used in plain words
+    (`engine.reasons.plain_reason`, as the page says it); last, the answer's id and the feedback command."""
     lines = [f"{result['status']} ({result['route']} path, {len(result['trace'])} round(s))"]
     lines += [f"  {note}" for note in result.get("notes", []) if note.startswith(WARNING)]
     if result.get("read_as"):
@@ -43,21 +53,53 @@ def render_answer(result: dict[str, Any]) -> str:
         lines.append(f"  reason: {result['reason']}")
     for number, clause in enumerate(result["clauses"], 1):
         lines.append(f"{number}. {clause['clause']}  [confidence {clause['confidence']:.2f}]")
+        if clause.get("chosen_by") == "team":
+            asked = (clause.get("remembered") or {}).get("question")
+            lines.append(f"     {MEMORY}" + (f': accepted for "{asked}"' if asked else ""))
         for source in clause["sources"]:
-            lines.append(f"     {_where(source)}")
+            lines.append(f"     {_tagged(source)}")
             lines += _quoted(source)
     nearest = result.get("nearest") or []
     if nearest:
         lines.append("closest passages (not verified, not an answer):")
     for number, near in enumerate(nearest[:NEAREST], 1):
-        lines.append(f"  {number}. {_where(near)}")
+        lines.append(f"  {number}. {_tagged(near)}")
         if near.get("context"):  # what it depends on, before it
             lines.append(f"     after line {line_range(near['context'])}: {near['context']['text']}")
         lines.append(f"     {near['text']}")
-        lines.append(f"     not used: {refusal(near)}")
+        lines.append(f"     not used: {plain_reason(near)}")
     if len(nearest) > NEAREST:
         lines.append(f"  ... and {len(nearest) - NEAREST} more that search found (`--json` lists them)")
-    return "\n".join(lines)
+    return "\n".join(lines + _feedback_hint(result))
+
+
+def short_id(source: dict[str, Any]) -> str:
+    """A sentence's short id as `citeline ask` prints it and `citeline feedback --sentence` takes it: s42."""
+    return f"s{source['sentence_id']}"
+
+
+def _tagged(source: dict[str, Any]) -> str:
+    """A source's short id, then its place."""
+    tag = f"[{short_id(source)}] " if source.get("sentence_id") is not None else ""
+    return f"{tag}{_where(source)}"
+
+
+def _feedback_hint(result: dict[str, Any]) -> list[str]:
+    """The answer's id and the one command that gives feedback on it: `--helpful` alone accepts the cited
+    sentences; an answer with none names a closest passage to pass with `--sentence`."""
+    answer_id = result.get("id")
+    if not answer_id:
+        return []
+    lines = [f"answer id: {answer_id}"]
+    named = [n for n in result.get("nearest") or [] if n.get("sentence_id") is not None][:1]
+    if result["clauses"]:
+        lines.append(f"  helped? citeline feedback {answer_id} --helpful (accepts the cited sentences)")
+    elif named:
+        lines.append(
+            f"  does a closest passage answer it? citeline feedback {answer_id} --helpful"
+            f" --sentence {short_id(named[0])}"
+        )
+    return lines
 
 
 def _quoted(source: dict[str, Any]) -> list[str]:

@@ -95,7 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     verdict.add_argument("--helpful", dest="helpful", action="store_true", default=None)
     verdict.add_argument("--unhelpful", dest="helpful", action="store_false")
     feedback.add_argument(
-        "--sentence", type=int, action="append", metavar="ID", help="a sentence that answers it (repeatable)"
+        "--sentence",
+        action="append",
+        metavar="ID",
+        help="a sentence that answers it: its id or the short id `ask` prints, s42 (repeatable); with"
+        " --helpful and none, the answer's cited sentences",
     )
     feedback.add_argument("--comment", help="a note for the docs team")
     feedback.add_argument("--json", action="store_true", help="print the stored record as JSON")
@@ -112,6 +116,11 @@ def _parser() -> argparse.ArgumentParser:
     export = sub.add_parser("export-feedback", help="write accepted and rejected sentences as JSON lines")
     export.add_argument("--out", type=Path, required=True, help="the JSON lines file to write")
     export.add_argument("--repo", action="append", help="only this repository (repeatable)")
+
+    sub.add_parser(
+        "mcp",
+        help="serve the tools to a coding agent or chat client over MCP on stdio (through a running server)",
+    )
 
     for name, text in (
         ("serve", "watch, embed and serve the HTTP API in one process"),
@@ -165,6 +174,11 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if args.command in ("search", "ask"):
             return run_lookup(args)  # configures logging where it answers in this process
+        if args.command == "mcp":
+            configure_logging()
+            from daemon.mcp_stdio import run_mcp  # the MCP SDK: loaded for this command alone
+
+            return run_mcp(args)
         if args.command in _LOOP:
             configure_logging()
             from daemon.loop import run_loop

@@ -2,7 +2,9 @@
 
 Input is checked against the contract the API enforces (`engine.inputs`) before anything is loaded: what
 `POST /v1/answers` or `GET /v1/search` answers 400 to, these refuse with the same message and exit status
-2. Then, when a `citeline serve` / `citeline api` is running for the same data dir and database
+2, a repository filter that names no indexed repository or a path prefix that begins no document's path
+included (`engine.filters`, checked by the server or, in this process, before any model is loaded). Then,
+when a `citeline serve` / `citeline api` is running for the same data dir and database
 (`daemon.instance`), the command goes through it, whose models are loaded already; otherwise it opens the
 database itself and loads only the models it needs (`search --lane lexical` none). A data dir with no database
 is refused (exit status 2) without creating one, and so is `ask` on an index with no documents; `search` on
@@ -74,6 +76,15 @@ def _open_here(args: argparse.Namespace) -> tuple[Config, Database]:
     return open_process(args.config)
 
 
+def _checked_here(database: Database, filters: Filters) -> Filters:
+    """`filters` checked against this process's index as the API checks them (`engine.filters`): an
+    `InputError` for a repository that is not indexed or a path prefix that begins no document's path."""
+    from engine.filters import checked_filters
+
+    with database.connect() as conn:
+        return checked_filters(conn, filters)
+
+
 def _print_hits(hits: list[dict[str, Any]], as_json: bool) -> None:
     from daemon.answering import line_range
 
@@ -108,6 +119,7 @@ def _search(
     config, database = _open_here(args)
     if not has_documents(database):
         print(f"citeline search: {no_index_message(config, database)}", file=sys.stderr)
+    filters = _checked_here(database, filters)
     mode = SearchMode(args.lane)
     retriever = build_retriever(config, database, mode)
     try:
@@ -138,6 +150,7 @@ def _ask(
     if not has_documents(database):  # before loading any model: nothing can be answered from it
         print(f"citeline ask: {no_index_message(config, database)}", file=sys.stderr)
         return 2
+    filters = _checked_here(database, filters)
     return ask(config, database, question, args.budget, filters, as_json=args.json)
 
 

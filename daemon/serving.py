@@ -36,10 +36,12 @@ def _settings(config: Config, host: str | None, port: int | None) -> ApiSettings
 
 
 def serve_api(config: Config, database: Database, host: str | None, port: int | None) -> int:
-    """`citeline api`: the API alone, a stateless replica, until SIGINT/SIGTERM."""
+    """`citeline api`: the API alone, a stateless replica, until SIGINT/SIGTERM. A malformed key is refused
+    before any model loads."""
+    settings = _settings(config, host, port)
     engine = build_engine(database, model_names(config), config.retrieval)
     try:
-        run_api(_settings(config, host, port), database, engine.retriever, engine.answer, engine.planner)
+        run_api(settings, database, engine.retriever, engine.answer, engine.planner)
     finally:
         engine.close()
     return 0

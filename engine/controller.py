@@ -90,8 +90,10 @@ class AnswerEngine:
         self._embedder = embedder
         self._entailment = entailment
         self._relevance = relevance
-        self._planner: Planner = planner or ExtractivePlanner()
         self._config = config or EngineConfig()
+        self._planner: Planner = planner or ExtractivePlanner(
+            lookup_clauses=self._config.lookup_clauses, lookup_margin=self._config.lookup_margin
+        )
         self._check = answer_check
         self._compare_disk = compare_disk
         self._memory = memory
@@ -264,7 +266,8 @@ class AnswerEngine:
         else:
             result.reason = "no clause could be verified against the indexed sources"
             floor = config.verify.min_relevance
-            nearest = closest(result.nearest, pool, asked, first, self._relevance, floor)
+            shown = {i for t in result.trace if t.reading for i in t.reading.get("shown", [])}
+            nearest = closest(result.nearest, pool, asked, first, self._relevance, floor, shown=shown)
             with self._connect() as conn:
                 result.nearest = with_context(conn, pool, nearest)
         return result

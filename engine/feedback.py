@@ -6,18 +6,24 @@ repositories gives feedback only on the answers it may read (else: no such answe
 sentences of its repositories (else 403); a sentence that does not exist is a 404.
 
 What it records: helpful feedback accepts each named sentence as answering the answer's question (the pairs
-`engine.memory` may serve again for the same question in other words); feedback that was not helpful rejects
-the named sentences for that question, or, when it names none, every sentence the answer cited, so none of
-them is served from memory for it again. The pairs are keyed by `question_key`, the question's content-word
-stems, so an unhelpful verdict holds for the question however it is capitalised or punctuated.
+`engine.memory` may serve again for the same question in other words), or, when it names none, every sentence
+the answer cited; feedback that was not helpful rejects the named sentences for that question, or, when it
+names none, every sentence the answer cited, so none of them is served from memory for it again. Helpful
+feedback that accepts nothing (an `insufficient` answer cites nothing) is still recorded, and its record
+names the answer's closest passages (`nearest_ids`) as the sentences to name instead. The pairs are keyed
+by `question_key`, the question's content-word stems, so an unhelpful verdict holds for the question however
+it is capitalised or punctuated.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engine.inputs import InputError, optional_text
+from engine.passages import NEAREST
 from engine.store import load_answer
 from engine.words import stems
 from indexer.browse import answer_scope
@@ -37,10 +43,15 @@ __all__ = [
     "FeedbackError",
     "checked_feedback",
     "give_feedback",
+    "parse_sentence_id",
     "question_key",
 ]
 
 MAX_COMMENT_CHARS = 2000
+_NOT_TEACHING = (
+    "this API key may not accept or reject sentences for everyone (it lacks the teach property):"
+    " send helpful or not helpful without sentence_ids to vote, or use a key with the teach property"
+)
 MAX_FEEDBACK_SENTENCES = 50
 _MAX_ID = 2**63 - 1
 
@@ -70,6 +81,19 @@ def checked_feedback(sentence_ids: Sequence[int], comment: str | None) -> tuple[
     return tuple(dict.fromkeys(sentence_ids)), optional_text("comment", comment, MAX_COMMENT_CHARS)
 
 
+_SHORT_ID = re.compile(r"[sS]?(\d{1,19})")
+
+
+def parse_sentence_id(text: str) -> int:
+    """A sentence id as a person types it: `2736`, or the short id `citeline ask` prints, `s2736`; an
+    `InputError` for anything else (the range is `checked_feedback`'s to judge)."""
+    match = _SHORT_ID.fullmatch(text.strip())
+    if match is None:
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise InputError(f"sentence_ids: {shown!r} is not a sentence id (a number, or s and a number: s42)")
+    return int(match.group(1))
+
+
 def give_feedback(
     conn: Connection,
     answer_id: str,
@@ -77,9 +101,14 @@ def give_feedback(
     sentence_ids: Sequence[int] = (),
     comment: str | None = None,
     repositories: tuple[str, ...] | None = None,
+    may_teach: bool = True,
 ) -> FeedbackRecord:
     """Record feedback on the stored answer `answer_id` for a caller limited to `repositories` (None: all);
-    the stored record. Raises `InputError` for bad input and `FeedbackError` (404, 403) as the module says."""
+    the stored record. Raises `InputError` for bad input and `FeedbackError` (404, 403) as the module says.
+
+    A caller that may not teach (`may_teach` false: an API key without the `teach` property) only votes: its
+    feedback is recorded and counted, but it accepts and rejects no sentence for everyone, not even the cited
+    ones its verdict would take (the record says `teaching: false`); naming sentences is a 403."""
     ids, text = checked_feedback(sentence_ids, comment)
     try:
         key = str(uuid.UUID(str(answer_id)))
@@ -101,10 +130,14 @@ def give_feedback(
     cited = [s for c in body["clauses"] for s in c["sources"]]
     nearest = body.get("nearest") or []
     pairs: list[SentenceRef] = named
-    if not helpful and not named:
+    if not named:  # the verdict is on what the answer cited
         cited_ids = [s["sentence_id"] for s in cited if s.get("sentence_id") is not None]
         live = sentence_refs(conn, cited_ids)
         pairs = [live[i] for i in dict.fromkeys(cited_ids) if i in live]
+    if not may_teach:  # the last word on which sentences a feedback accepts or rejects for everyone
+        if named:
+            raise FeedbackError(403, _NOT_TEACHING)
+        pairs = []
     involved = {*scope.filter_repositories, *scope.source_repositories}
     involved |= {n["repository"] for n in nearest if n.get("repository")}
     fallback = [{"path": r.path, "heading": r.heading} for r in named[:1]]
@@ -121,4 +154,10 @@ def give_feedback(
         closest.get("path"),
         closest.get("heading") or None,
     )
-    return save_feedback(conn, new, question_key(answer.question))
+    record = save_feedback(conn, new, question_key(answer.question))
+    if not may_teach:
+        return replace(record, teaching=False)
+    if helpful and not record.accepted:  # nothing learnt: the closest passages are what to name instead
+        offered = [n["sentence_id"] for n in nearest if n.get("sentence_id") is not None]
+        record = replace(record, nearest_ids=tuple(dict.fromkeys(offered))[:NEAREST])
+    return record

@@ -10,14 +10,23 @@ wording shares the most words with it, measured as overlap (Dice: twice the shar
 both), when the overlap is at least `GapConfig.min_overlap`, or at least `GapConfig.same_section_overlap`
 when both came closest to the same section (path and heading). Otherwise it starts a group. Groups are listed
 most asked first, then most recently asked; each names its most frequent wording, its count, first and last
-time asked, its distinct wordings (most frequent first), its kinds, and its closest section (the most
-frequent one in the group).
+time asked, its distinct wordings (most frequent first), its kinds, and its closest section.
+
+Each gap says which kind it is (`engine.gap_kinds`): `not_in_docs` (no passage rated near the relevance
+floor), `near_miss`, `missed` (a passage was rated as answering, or the team accepted one) or `unrated`, with
+the passage that shows it (the best-rated one, or the one the team accepted); its closest section is that
+passage's. Gaps are listed by kind in that order, then most asked first, then most recently asked.
+
+A gap closes when its question is answered after it was last asked: a verified answer (status `answer`)
+whose cited sentences are all still there, or a sentence the team accepted for it (live, not stale), whose
+question joins the group by the rule above (with the answer's first source, or the accepted sentence, as its
+section). A later failed asking opens it again; so does an edit to the closing answer's sources (the answer
+no longer stands) or to the accepted sentence (it goes stale). A gap whose closest page changed after it was
+last asked says so (`page_changed`): asking it again re-checks it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
@@ -25,11 +34,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from engine.gap_evidence import closed_groups, read_askings
+from engine.gap_exports import gaps_csv, gaps_markdown
+from engine.gap_groups import Asked, GapConfig, grouped
+from engine.gap_kinds import Passage, classify, kind_rank
 from engine.inputs import InputError
-from engine.words import stems
 from indexer.database import Connection
-from indexer.feedback import accepted_pairs, feedback_rows, mark_stale
-from indexer.gaps import failed_questions
+from indexer.gaps import LiveSentence, live_sentences
 
 __all__ = [
     "MAX_GAPS",
@@ -55,33 +66,6 @@ _SINCE = re.compile(
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
 
 
-@dataclass(frozen=True, slots=True)
-class GapConfig:
-    """How askings are grouped, and how many are read."""
-
-    min_overlap: float = 0.6
-    same_section_overlap: float = 0.34
-    max_wordings: int = 10
-    max_rows: int = 5000
-    """The most recent askings of each kind that are read (older ones are left out of the groups)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Asked:
-    """One asking of a question the docs did not answer: `kind` is `insufficient`, `fail`, `unhelpful` or
-    `stale`; the closest section is where search came closest (or the accepted sentence, for `stale`)."""
-
-    question: str
-    kind: str
-    at: datetime
-    answer_id: str | None = None
-    repository: str | None = None
-    path: str | None = None
-    heading: str | None = None
-    detail: str | None = None
-    """A comment given with the feedback, or the stale sentence's text."""
-
-
 @dataclass(slots=True)
 class Gap:
     """A group of askings of one question, in other words."""
@@ -95,6 +79,12 @@ class Gap:
     closest: dict[str, str | None] | None
     answer_ids: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
+    kind: str = "unrated"
+    """`not_in_docs`, `near_miss`, `missed` or `unrated` (`engine.gap_kinds`)."""
+    passage: Passage | None = None
+    """The passage that shows the kind: the best-rated one, or the one the team accepted."""
+    page_changed: bool = False
+    """Whether the best-rated passage's page changed (or it went) after the gap was last asked."""
 
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape of one entry of `GET /v1/gaps` and `citeline gaps --json`."""
@@ -109,6 +99,9 @@ class Gap:
             "closest": dict(self.closest) if self.closest else None,
             "answer_ids": list(self.answer_ids),
             "details": list(self.details),
+            "kind": self.kind,
+            "passage": None if self.passage is None else self.passage.to_dict(),
+            "page_changed": self.page_changed,
         }
 
 
@@ -128,48 +121,35 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
     return first + timedelta(days=int(match["day"]) - 1)
 
 
-def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    return 2 * len(a & b) / (len(a) + len(b))
-
-
-def _section(item: Asked) -> tuple[str, str] | None:
-    return (item.path, item.heading or "") if item.path else None
+def _ordered(gaps: list[Gap]) -> list[Gap]:
+    return sorted(gaps, key=lambda g: (kind_rank(g.kind), -g.count, -g.last_asked.timestamp()))
 
 
 def group_gaps(asked: Iterable[Asked], config: GapConfig | None = None) -> list[Gap]:
-    """Group `asked` as the module says; most asked first."""
+    """Group `asked` as the module says, their passages as stored (none is read back from the index, none
+    closes a gap); listed by kind, then most asked first."""
     config = config or GapConfig()
-    seeds: list[tuple[frozenset[str], tuple[str, str] | None]] = []
-    members: list[list[Asked]] = []
-    by_word: dict[str, list[int]] = {}  # only groups sharing a word can be joined
-    for item in sorted(asked, key=lambda a: a.at):
-        words = frozenset(stems(item.question)) or frozenset({item.question.strip().lower()})
-        section = _section(item)
-        best, best_score = -1, 0.0
-        for index in sorted({i for w in words for i in by_word.get(w, ())}):
-            seed, seed_section = seeds[index]
-            score = _overlap(words, seed)
-            needed = (
-                config.same_section_overlap if section and section == seed_section else config.min_overlap
-            )
-            if score >= needed and score > best_score:
-                best, best_score = index, score
-        if best < 0:
-            for word in words:
-                by_word.setdefault(word, []).append(len(seeds))
-            seeds.append((words, section))
-            members.append([item])
-        else:
-            members[best].append(item)
-    gaps = [_gap(group, config) for group in members]
-    return sorted(gaps, key=lambda g: (-g.count, -g.last_asked.timestamp()))
+    groups = grouped(asked, config)
+    return _ordered([_gap(group, [], config, None) for group in groups.members])
 
 
-def _gap(group: list[Asked], config: GapConfig) -> Gap:
+def _gap(
+    group: list[Asked],
+    accepted: list[tuple[Passage, datetime]],
+    config: GapConfig,
+    now: Mapping[int, LiveSentence] | None,
+) -> Gap:
     wordings = Counter(a.question.strip() for a in group)
+    read = [(p, a.at) for a in group if a.kind != "stale" for p in a.passages]
+    taken = [p for a in reversed(group) if a.kind == "stale" for p in a.passages]
+    taken += [p for p, _ in sorted(accepted, key=lambda p_at: p_at[1], reverse=True)]
+    verdict = classify(read, taken, any(a.rated for a in group), group[-1].at, config.near_margin, now)
     sections = Counter((a.repository, a.path, a.heading) for a in group if a.path)
     closest = None
-    if sections:
+    if verdict.passage is not None and verdict.passage.path:
+        shown = verdict.passage
+        closest = {"repository": shown.repository, "path": shown.path, "heading": shown.heading}
+    elif sections:
         repository, path, heading = sections.most_common(1)[0][0]
         closest = {"repository": repository, "path": path, "heading": heading or ""}
     answer_ids = list(dict.fromkeys(a.answer_id for a in reversed(group) if a.answer_id))
@@ -184,42 +164,33 @@ def _gap(group: list[Asked], config: GapConfig) -> Gap:
         closest,
         answer_ids[:10],
         details[:10],
+        verdict.kind,
+        verdict.passage,
+        verdict.page_changed,
     )
 
 
-def _asked(
+def _open_gaps(
     conn: Connection,
     scope: Collection[str] | None,
     only: Collection[str] | None,
     since: datetime | None,
     config: GapConfig,
-) -> list[Asked]:
-    narrowed = only if only is not None else scope
-    found = [
-        Asked(f.question, f.status, f.asked_at, f.answer_id, f.repository, f.path, f.heading)
-        for f in failed_questions(conn, scope, only, since=since, limit=config.max_rows)
-    ]
-    found += [
-        Asked(
-            f.question,
-            "unhelpful",
-            f.created_at,
-            f.answer_id,
-            None,
-            f.closest_path,
-            f.closest_heading,
-            f.comment,
-        )
-        for f in feedback_rows(conn, narrowed, since=since, helpful=False, limit=config.max_rows)
-    ]
-    mark_stale(conn)
-    found += [
-        Asked(
-            p.question, "stale", p.accepted_at, p.answer_id, p.repository, p.path, p.heading, p.sentence_text
-        )
-        for p in accepted_pairs(conn, narrowed, since=since, stale_only=True, limit=config.max_rows)
-    ]
-    return found
+) -> list[Gap]:
+    groups = grouped(read_askings(conn, scope, only, since, config), config)
+    if not groups.members:
+        return []
+    earliest = min(members[0].at for members in groups.members)
+    closed = closed_groups(conn, groups, scope, only, earliest)
+    kept = [i for i, shut in enumerate(closed) if not shut]
+    ids = {
+        p.sentence_id
+        for i in kept
+        for p in (*(q for a in groups.members[i] for q in a.passages), *(q for q, _ in groups.accepted[i]))
+        if p.sentence_id is not None
+    }
+    now = live_sentences(conn, ids)
+    return _ordered([_gap(groups.members[i], groups.accepted[i], config, now) for i in kept])
 
 
 def find_gaps(
@@ -231,75 +202,13 @@ def find_gaps(
     limit: int = 100,
     config: GapConfig | None = None,
 ) -> list[Gap]:
-    """Up to `limit` gap groups readable within `scope` (None: all) and tied to `only` (None: any), from
-    askings at `since` or later, most asked first. Marks stale the accepted answers gone stale on the way."""
+    """Up to `limit` open gap groups readable within `scope` (None: all) and tied to `only` (None: any), from
+    askings at `since` or later, by kind and then most asked first; each passage read back as it is now.
+    Marks stale the accepted answers gone stale on the way."""
     config = config or GapConfig()
-    return group_gaps(_asked(conn, scope, only, since, config), config)[:limit]
+    return _open_gaps(conn, scope, only, since, config)[:limit]
 
 
 def open_gap_count(conn: Connection, config: GapConfig | None = None) -> int:
-    """How many gap groups there are now, over every repository (the `/metrics` gauge)."""
-    config = config or GapConfig()
-    return len(group_gaps(_asked(conn, None, None, None, config), config))
-
-
-_COLUMNS = (
-    "count",
-    "question",
-    "kinds",
-    "first_asked",
-    "last_asked",
-    "repository",
-    "path",
-    "heading",
-    "wordings",
-)
-
-
-def _row(gap: Mapping[str, Any]) -> list[str]:
-    closest = gap.get("closest") or {}
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(gap["kinds"].items()))
-    return [
-        str(gap["count"]),
-        gap["question"],
-        kinds,
-        gap["first_asked"],
-        gap["last_asked"],
-        closest.get("repository") or "",
-        closest.get("path") or "",
-        closest.get("heading") or "",
-        " | ".join(gap["wordings"]),
-    ]
-
-
-def gaps_csv(gaps: Iterable[Mapping[str, Any]]) -> str:
-    """Gaps in their JSON shape (`Gap.to_dict`) as CSV with a header row (`_COLUMNS`); wordings joined by
-    " | "."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(_COLUMNS)
-    writer.writerows(_row(g) for g in gaps)
-    return out.getvalue()
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def gaps_markdown(gaps: Iterable[Mapping[str, Any]]) -> str:
-    """Gaps in their JSON shape as a Markdown table for the docs team: how often asked, the question, its
-    kinds, when last asked, the closest section and the other wordings."""
-    lines = [
-        "| Asked | Question | Kinds | Last asked | Closest section | Other wordings |",
-        "| ---: | --- | --- | --- | --- | --- |",
-    ]
-    for gap in gaps:
-        row = _row(gap)
-        where = f"{row[5]}/{row[6]}" if row[6] else ""
-        if row[7]:
-            where += f" ({row[7]})"
-        others = " · ".join(w for w in gap["wordings"] if w != gap["question"])
-        lines.append(
-            f"| {row[0]} | {_cell(row[1])} | {row[2]} | {row[4]} | {_cell(where)} | {_cell(others)} |"
-        )
-    return "\n".join(lines) + "\n"
+    """How many open gap groups there are now, over every repository (the `/metrics` gauge)."""
+    return len(_open_gaps(conn, None, None, None, config or GapConfig()))

@@ -8,9 +8,10 @@ else the rounds held or refused, ranked the same way. So a passage that the ques
 its top 10 is always in the list, whatever the relevance model made of it: a reworded answer that the model
 rates low is still shown (the CLI and the page show the first `NEAREST` and fold the rest). The first
 retrieval leads because later rounds search subqueries that reach further from the question. A held sentence
-the planner drew no clause from says so, with its rating against the relevance floor. Headings and questions
-state nothing and are left out. The list is never an answer: the controller sets it only on an answer with
-no verified clause.
+the planner drew no clause from says so, with its rating against the relevance floor, and what happened to
+it (`engine.reasons`: rated below the floor, not chosen by a reader shown it, or not read, with its rank by
+rating). Headings and questions state nothing and are left out. The list is never an answer: the
+controller sets it only on an answer with no verified clause.
 
 A passage that depends on the sentence before it ("It just works!", "Then we need to examine it.": the
 notion the embedding queue reads, `engine.contexts.leans_on`) is listed with that sentence as its `context`
@@ -21,13 +22,14 @@ other (a short lead-in: "There are a few:") is not listed at all: shown alone, i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from engine.contexts import fetch_contexts, previous_text
 from engine.crossencoders import RelevanceModel
 from engine.evidence import EvidencePool
 from engine.passages import NEAREST, NearPassage
+from engine.reasons import ReasonKind, reason_kind
 from engine.search import Hit, load_hits
 from engine.verdicts import Verdict
 from indexer.database import Connection
@@ -55,6 +57,7 @@ def closest(
     relevance: RelevanceModel | None = None,
     floor: float | None = None,
     limit: int = NEAREST,
+    shown: Collection[int] = (),
 ) -> list[NearPassage]:
     """Every stating sentence of `retrieved` (the question's first retrieval), then the best of the refused
     ones and the rest of the pool while fewer than `limit` are listed; each part best rated for `question`
@@ -64,7 +67,11 @@ def closest(
     against; without it, passages keep the order they were retrieved in. The rest of the pool is rated only
     when the question's own retrieval leaves some of the `limit` places empty (an insufficient answer's
     rounds hold dozens of sentences, a cross-encoder batch of them took as long as the rounds). A sentence
-    refused more than once keeps its first refusal."""
+    refused more than once keeps its first refusal.
+
+    A passage no clause was drawn from says what happened to it (`engine.reasons`): rated below `floor`, or
+    else not chosen when a model reader was `shown` it (sentence ids), or not read, with its `rank` among
+    the listed passages by rating; never "not about your question" when rated at or above the floor."""
     candidates = {h.sentence_id: h for h in (*pool.hits.values(), *retrieved)}
     order = {sentence_id: index for index, sentence_id in enumerate(candidates)}
     stating = [h for h in candidates.values() if h.kind != "heading" and not pool.states_nothing(h)]
@@ -95,7 +102,29 @@ def closest(
             order.get(p.hit.sentence_id, len(order)),
         )
     )
-    return rated[: max(limit, len(first))]
+    return _ranked(rated[: max(limit, len(first))], shown)
+
+
+def _ranked(listed: list[NearPassage], shown: Collection[int]) -> list[NearPassage]:
+    """`listed`, each passage no clause was drawn from with its kind (`reason_kind`), then ranked
+    (`_renumbered`)."""
+    out: list[NearPassage] = []
+    for passage in listed:
+        if passage.stage is None:
+            was_shown = passage.hit.sentence_id in shown
+            kind = reason_kind(None, passage.measure, passage.score, passage.threshold, shown=was_shown)
+            passage = replace(passage, kind=kind)
+        out.append(passage)
+    return _renumbered(out)
+
+
+def _renumbered(listed: list[NearPassage]) -> list[NearPassage]:
+    """`listed`, each passage not read or not chosen with its place among them all by rating (1 for the best
+    rated, ties in list order); the others without a rank."""
+    by_rating = sorted(range(len(listed)), key=lambda i: -listed[i].rating)
+    rank = {index: place for place, index in enumerate(by_rating, 1)}
+    ranked = (ReasonKind.NOT_READ, ReasonKind.NOT_CHOSEN)
+    return [replace(p, rank=rank[i] if p.kind in ranked else None) for i, p in enumerate(listed)]
 
 
 def _rating(pool: EvidencePool, question: str, sentence_id: int) -> float:
@@ -109,7 +138,8 @@ def with_context(conn: Connection, pool: EvidencePool, passages: Sequence[NearPa
     """`passages` in their order, each that depends on the unit before it (`previous_text`) with that unit as
     its `context`, less every fragment (`is_fragment`) without it: no passage under `FRAGMENT_WORDS` content
     words is listed without what comes before it, a heading for the first of a section (every passage shows
-    its heading). A fragment within a section that introduces what follows ("There are a few:") is dropped."""
+    its heading). A fragment within a section that introduces what follows ("There are a few:") is dropped,
+    and the ranks of those left are counted again."""
     missing = [p.hit.sentence_id for p in passages if p.hit.sentence_id not in pool.contexts]
     pool.contexts.update(fetch_contexts(conn, missing))
     wanted = {
@@ -129,4 +159,4 @@ def with_context(conn: Connection, pool: EvidencePool, passages: Sequence[NearPa
             listed.append(replace(passage, context=before))
         elif under_heading or not is_fragment(passage.hit.text):
             listed.append(passage)
-    return listed
+    return _renumbered(listed)

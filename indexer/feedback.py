@@ -78,6 +78,12 @@ class FeedbackRecord:
     """The sentences now accepted as answering the question (helpful feedback)."""
     rejected: tuple[int, ...] = ()
     """The sentences never to be served from memory for this question (feedback that was not helpful)."""
+    nearest_ids: tuple[int, ...] = ()
+    """Helpful feedback that accepted nothing: the answer's closest passages, the sentences to name instead
+    (`engine.feedback`); empty otherwise."""
+    teaching: bool = True
+    """Whether the caller could accept or reject sentences for everyone; False: a key without the `teach`
+    property, whose feedback only votes (nothing accepted or rejected)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The stable JSON shape of `POST /v1/answers/{id}/feedback` and `citeline feedback --json`."""
@@ -92,6 +98,8 @@ class FeedbackRecord:
             "created_at": self.created_at.isoformat(),
             "accepted": list(self.accepted),
             "rejected": list(self.rejected),
+            "nearest_ids": list(self.nearest_ids),
+            "teaching": self.teaching,
         }
 
 

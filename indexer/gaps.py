@@ -3,18 +3,20 @@
 Scoping follows `indexer.history`: a caller limited to some repositories (`scope`) sees an answer only when
 it was asked within them and cites only them. `only` narrows further to the repositories a caller asks for:
 an answer asked within them, or one whose closest passage lies in one of them (an answer asked over every
-repository has no other tie to a repository).
+repository has no other tie to a repository). The verified answers that close gaps (`answered_questions`) are
+scoped the same way, and `live_sentences` reads back the passages a gap shows, as they are now.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from indexer.database import Connection
 
-__all__ = ["FailedQuestion", "failed_questions"]
+__all__ = ["FailedQuestion", "LiveSentence", "answered_questions", "failed_questions", "live_sentences"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +30,24 @@ class FailedQuestion:
     repository: str | None
     path: str | None
     heading: str | None
+    nearest: tuple[dict[str, Any], ...] = field(default=())
+    """The answer's near passages as stored (`engine.passages.NearPassage.to_dict`), best first."""
+    cited: tuple[int, ...] = field(default=())
+    """The sentences a verified answer cites (`answered_questions`); empty for the others."""
 
 
 _SQL = """
 WITH scoped AS (
     SELECT a.id, a.question, a.status, a.created_at,
-           a.body #>> '{nearest,0,repository}' AS repository,
-           a.body #>> '{nearest,0,path}' AS path,
-           a.body #>> '{nearest,0,heading}' AS heading,
+           coalesce(a.body #>> '{nearest,0,repository}', a.body #>> '{clauses,0,sources,0,repository}')
+               AS repository,
+           coalesce(a.body #>> '{nearest,0,path}', a.body #>> '{clauses,0,sources,0,path}') AS path,
+           coalesce(a.body #>> '{nearest,0,heading}', a.body #>> '{clauses,0,sources,0,heading}') AS heading,
+           CASE jsonb_typeof(a.body -> 'nearest') WHEN 'array' THEN a.body -> 'nearest' ELSE '[]'::jsonb END
+               AS nearest,
+           coalesce(ARRAY(SELECT (x #>> '{}')::bigint
+                          FROM jsonb_path_query(a.body, 'strict $.clauses[*].sources[*].sentence_id') x
+                          WHERE jsonb_typeof(x) = 'number'), '{}') AS cited_ids,
            coalesce(ARRAY(SELECT jsonb_array_elements_text(
                CASE jsonb_typeof(a.body #> '{filters,repositories}')
                WHEN 'array' THEN a.body #> '{filters,repositories}' ELSE '[]'::jsonb END)), '{}') AS asked,
@@ -43,10 +55,10 @@ WITH scoped AS (
                           FROM jsonb_path_query(a.body, 'strict $.clauses[*].sources[*].repository') x),
                     '{}') AS cited
     FROM answers a
-    WHERE a.status IN ('insufficient', 'fail')
+    WHERE a.status = ANY(%(statuses)s::text[])
       AND (%(since)s::timestamptz IS NULL OR a.created_at >= %(since)s)
 )
-SELECT id, question, status, created_at, repository, path, heading FROM scoped
+SELECT id, question, status, created_at, repository, path, heading, nearest, cited_ids FROM scoped
 WHERE (%(scope)s::text[] IS NULL
        OR (cardinality(asked) > 0 AND asked <@ %(scope)s::text[] AND cited <@ %(scope)s::text[]))
   AND (%(only)s::text[] IS NULL
@@ -66,13 +78,81 @@ def failed_questions(
 ) -> list[FailedQuestion]:
     """Up to `limit` stored answers with status `insufficient` or `fail`, newest first, readable within
     `scope` (None: all) and tied to `only` (None: any), asked at `since` or later."""
+    return _answers(conn, ("insufficient", "fail"), scope, only, since, limit)
+
+
+def answered_questions(
+    conn: Connection,
+    scope: Collection[str] | None,
+    only: Collection[str] | None = None,
+    *,
+    since: datetime | None = None,
+    limit: int = 5000,
+) -> list[FailedQuestion]:
+    """Up to `limit` stored verified answers (status `answer`), newest first, scoped as `failed_questions`
+    is; each with the sentences it cites and, as its closest section, its first source's."""
+    return _answers(conn, ("answer",), scope, only, since, limit)
+
+
+def _answers(
+    conn: Connection,
+    statuses: tuple[str, ...],
+    scope: Collection[str] | None,
+    only: Collection[str] | None,
+    since: datetime | None,
+    limit: int,
+) -> list[FailedQuestion]:
     params = {
+        "statuses": list(statuses),
         "scope": None if scope is None else list(scope),
         "only": None if only is None else list(only),
         "since": since,
         "limit": limit,
     }
     return [
-        FailedQuestion(str(r[0]), r[1], r[2], r[3], r[4], r[5], r[6] or None)
+        FailedQuestion(
+            str(r[0]),
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6] or None,
+            tuple(n for n in r[7] if isinstance(n, dict)),
+            tuple(int(i) for i in r[8]),
+        )
         for r in conn.execute(_SQL, params).fetchall()
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSentence:
+    """An indexed sentence as it is now, and when its document last changed."""
+
+    id: int
+    text: str
+    repository: str
+    path: str
+    heading: str
+    line_start: int
+    line_end: int
+    document_id: int
+    changed_at: datetime
+    """When its document's content last changed (`documents.indexed_at`)."""
+
+
+_LIVE_SQL = """
+SELECT s.id, s.text, r.name, d.path, array_to_string(s.heading_path, ' > '), s.line_start, s.line_end, d.id,
+       d.indexed_at
+FROM sentences s JOIN documents d ON d.id = s.document_id JOIN repositories r ON r.id = d.repository_id
+WHERE s.id = ANY(%s)
+"""
+
+
+def live_sentences(conn: Connection, ids: Collection[int]) -> dict[int, LiveSentence]:
+    """The sentences among `ids` that still exist, by id (an edited sentence is a new one: its old id is
+    absent)."""
+    if not ids:
+        return {}
+    rows = conn.execute(_LIVE_SQL, (sorted(set(ids)),)).fetchall()
+    return {r[0]: LiveSentence(r[0], r[1], r[2], r[3], r[4] or "", r[5], r[6], r[7], r[8]) for r in rows}

@@ -49,7 +49,14 @@ LOCAL = "http://127.0.0.1:8750"
 FULL_KEY = "full-access-key-0123456789"
 ALPHA_KEY = "alpha-only-key-0123456789"
 BETA_KEY = "beta-only-key-01234567890"
-KEYS = (ApiKey(FULL_KEY), ApiKey(ALPHA_KEY, ("alpha",)), ApiKey(BETA_KEY, ("beta",)))
+VOTE_KEY = "vote-only-key-0123456789a"
+"""Reads every repository but may not teach: its feedback only votes (`api.settings.ApiKey.teach`)."""
+KEYS = (
+    ApiKey(FULL_KEY, None, teach=True),
+    ApiKey(ALPHA_KEY, ("alpha",), teach=True),
+    ApiKey(BETA_KEY, ("beta",), teach=True),
+    ApiKey(VOTE_KEY),
+)
 
 
 class ContainmentNLI:

@@ -23,8 +23,8 @@ AXE = importlib.util.find_spec("axe_playwright_python")
 
 
 @contextmanager
-def opened_page(sync_api: Any, url: str) -> Iterator[Any]:
-    """The page at `url` + "/" in headless Chromium; on leaving, asserts it logged no console error, page
+def opened_page(sync_api: Any, url: str, path: str = "/") -> Iterator[Any]:
+    """The page at `url` + `path` in headless Chromium; on leaving, asserts it logged no console error, page
     error or HTTP status of 400 or more."""
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
@@ -33,7 +33,7 @@ def opened_page(sync_api: Any, url: str) -> Iterator[Any]:
         opened.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         opened.on("pageerror", lambda e: problems.append(str(e)))
         opened.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-        opened.goto(url + "/")
+        opened.goto(url + path)
         yield opened
         assert problems == [], "the page logged errors"
         browser.close()

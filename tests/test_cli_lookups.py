@@ -100,9 +100,9 @@ def test_an_insufficient_answer_prints_its_warnings_and_closest_passages_apart()
     assert lines[1] == "  warning: 3 sentences are not yet searchable by meaning; drain"
     assert "route fast: confident" not in "\n".join(lines)
     start = lines.index("closest passages (not verified, not an answer):")
-    assert lines[start + 1] == "  1. vite/config/server.md:12 [Server > server.port]"
+    assert lines[start + 1] == "  1. [s7] vite/config/server.md:12 [Server > server.port]"
     assert lines[start + 2] == "     Specify server port."
-    assert lines[start + 3] == f"     not used: relevance: {reason}; answer_check threshold 0.1"
+    assert lines[start + 3] == "     not used: read as a near miss: answer check 0.09 (floor 0.10)"
     assert lines[start + 4 :] == [], "one passage, nothing folded"
     answer.nearest = answer.nearest * (NEAREST + 2)
     lines = render_answer(answer.to_dict()).splitlines()

@@ -132,9 +132,10 @@ def test_ask_prints_each_cited_source_under_its_clause_and_a_code_block_line_by_
         printed = capsys.readouterr().out.splitlines()
     (clause,) = [c for c in body["clauses"] if c["clause"].startswith("To reload the configuration")]
     assert [s["kind"] for s in clause["sources"]] == ["sentence", "code"]
-    assert "     docs/reload.md:3 [Reload]" in printed
+    lead, code = (s["sentence_id"] for s in clause["sources"])
+    assert f"     [s{lead}] docs/reload.md:3 [Reload]" in printed
     assert "       To reload the configuration, send this request:" in printed
-    at = printed.index("     docs/reload.md:5-8 [Reload]")
+    at = printed.index(f"     [s{code}] docs/reload.md:5-8 [Reload]")
     assert printed[at + 1 : at + 3] == [
         "         curl -X POST localhost:9090/-/reload",
         "           echo reloaded",

@@ -132,10 +132,11 @@ def test_a_changed_accepted_sentence_is_never_served_from_memory_and_is_listed_s
     page = tmp_path / "alpha" / "guide" / "tests.md"
     page.write_text(page.read_text().replace(BLESSING, "Blessing rewrites the reference files."))
     reconcile_repository(conn, Repository("alpha", tmp_path / "alpha"))
-    assert _from_memory(ask(REWORDED)) == []
-    assert [p.sentence_text for p in accepted_pairs(conn, stale_only=True)] == [BLESSING]
     stale = [g for g in find_gaps(conn, None) if g.kinds.get("stale")]
     assert [g.question for g in stale] == [ASKED]
+    assert [p.sentence_text for p in accepted_pairs(conn, stale_only=True)] == [BLESSING]
+    assert _from_memory(ask(REWORDED)) == []
+    assert find_gaps(conn, None) == [], "asked again and verified (without memory), the gap closes"
 
 
 def test_unhelpful_feedback_holds_the_sentence_back_for_that_question(conn: Connection, ask: Any) -> None:

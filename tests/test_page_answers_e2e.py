@@ -10,8 +10,10 @@ without Debian's chromium or the playwright package.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import urllib.request
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -24,6 +26,7 @@ from api.settings import ApiSettings
 from engine.answers import Answer
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.passages import NEAREST
+from engine.reasons import plain_reason
 from engine.search import Filters, Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
@@ -78,13 +81,27 @@ def url(conn: Connection, tmp_path: Path, clean_database: Database) -> Iterator[
     retriever.close()
 
 
+def _answer(base: str, question: str) -> dict[str, Any]:
+    """The answer's JSON as the API gives it (the answer store's, for a question the page asked)."""
+    request = urllib.request.Request(
+        base + "/v1/answers",
+        json.dumps({"question": question}).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body: dict[str, Any] = json.loads(response.read())
+    return body
+
+
 @pytest.fixture
 def page(url: str) -> Iterator[Any]:
     with opened_page(sync_api, url) as opened:
         yield opened
 
 
-def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_source(page: Any) -> None:
+def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_source(
+    page: Any, url: str
+) -> None:
     page.fill("#question", "What does stage 0 download?")
     page.click("#ask")
     clause = page.locator("#clauses li").first
@@ -103,13 +120,16 @@ def test_an_insufficient_answer_shows_its_closest_passages_and_clears_the_old_so
     expect(near.first).to_be_visible()
     expect(page.locator("#nearest-list")).to_contain_text("Specify server port.")
     expect(near.first.locator(".near-why")).to_contain_text("Not used: ")
-    refused = page.locator("#nearest-list .near-why").filter(
-        has_text="not confident enough taken all together"
-    )
-    expect(refused.first).to_be_visible()  # in plain words; the stage and numbers on hover
+    refused = page.locator("#nearest-list .near-why").filter(has_text="failed verification: composite")
+    expect(refused.first).to_be_visible()  # what happened, with its numbers; the stage and reason on hover
+    expect(refused.first).to_contain_text("(needed 0.95)")
     expect(refused.first).to_have_attribute("title", re.compile(r"^composite: .*0\.95"))
-    assert "threshold" not in refused.first.inner_text() and "0.95" not in refused.first.inner_text()
     expect(page.locator("#rounds-list ul.rejected li").first).to_contain_text("composite")
+    body = _answer(url, "How do I change the port of the server?")
+    said = ["Not used: " + plain_reason(n) for n in body["nearest"][:NEAREST]]
+    assert page.locator("#nearest-list .near-why").all_inner_texts() == said, (
+        "the words `citeline ask` prints"
+    )
 
     near.first.locator(".source-link").click()  # a near passage opens in context, as a citation does
     expect(page.locator("#source-context p.hit")).to_be_visible()

@@ -1,7 +1,8 @@
 """The LLM planner and the LLM reader end to end against a real llama.cpp server on the packaged small model:
 through `citeline ask` (a real subprocess), through the API, and the reader's request (plain text with the
-first token's log-probabilities) as the real server answers it. Skipped, saying why, without the `llm`
-extra, except where CITELINE_REQUIRE_REAL_LLM is set (CI), where a missing extra fails them."""
+first token's log-probabilities) as the real server answers it. Skipped as a whole, in one line saying how to
+run them, without the `llm` extra, except where CITELINE_REQUIRE_REAL_LLM is set (CI, and
+`CITELINE_REQUIRE_REAL_LLM=1 make test`, which installs the extra), where a missing extra fails them."""
 
 from __future__ import annotations
 
@@ -30,13 +31,10 @@ from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import ContainmentNLI, served
 from tests.real_llm_support import MODEL, extra_missing, llama_server
 
-pytestmark = [
-    pytest.mark.real_llm,
-    pytest.mark.skipif(
-        extra_missing() is not None and not os.environ.get("CITELINE_REQUIRE_REAL_LLM"),
-        reason=str(extra_missing()),
-    ),
-]
+if extra_missing() is not None and not os.environ.get("CITELINE_REQUIRE_REAL_LLM"):
+    pytest.skip(str(extra_missing()), allow_module_level=True)  # one line in the summary, not one a test
+
+pytestmark = pytest.mark.real_llm
 
 GATEWAY = (
     "# Gateway\n\n## Configuration\n\n"

@@ -75,25 +75,9 @@
     banner.hidden = !warnings.length;
   }
 
-  // Why a near passage was not used, in words a reader understands (by the score that refused it); the stage,
-  // reason and numbers, as `citeline ask` prints them, go in the element's title.
-  const PLAIN = {
-    relevance: "rated as not about your question",
-    answer_check: "rated as not answering your question",
-    similarity: "not close enough in meaning to your question",
-    entailment: "it does not say what an answer from it would claim",
-    coverage: "it leaves out words or numbers the answer needs",
-    contradiction: "another source says otherwise",
-    conflict: "a more recently changed source says otherwise",
-    composite: "not confident enough taken all together",
-  };
-
-  function plainRefusal(near) {
-    const measure = near.measure || near.stage;
-    if (measure && PLAIN[measure]) return PLAIN[measure];
-    return near.stage ? "it did not pass the checks" : "no answer was drawn from it";
-  }
-
+  // Why a near passage was not used, in plain words: what happened to it and its numbers, as `citeline ask`
+  // prints them (reasons.js, the copy of engine/reasons.py); the stage and the engine's reason go in the
+  // element's title.
   function refusal(near) {
     const head = near.stage || "not proposed";
     const reason = near.reason || "";
@@ -134,7 +118,7 @@
     if (near.heading) where.append(" ", el("span", near.heading, "heading"));
     const forge = forgeLink(near);
     if (forge) where.append(" ", forge);
-    const why = el("p", "Not used: " + plainRefusal(near), "near-why");
+    const why = el("p", "Not used: " + window.citelineReasons.plainReason(near), "near-why");
     why.title = refusal(near);
     item.append(where);
     // A passage that depends on the unit before it ("It just works!") is shown after that unit.
@@ -180,6 +164,15 @@
     setForge(null);
   }
 
+  const MEMORY = "from the team's memory"; // daemon/answering.py MEMORY
+
+  // The answer's own address (`/?answer=ID`, loaded from the answer store), to share; none for an answer the
+  // engine did not store.
+  function renderShare(id) {
+    $("answer-share").hidden = !id;
+    $("answer-link").href = id ? "/?answer=" + encodeURIComponent(id) : "#";
+  }
+
   function renderAnswer(answer) {
     $("answer").hidden = false;
     $("answer").dataset.status = answer.status;
@@ -188,6 +181,7 @@
     $("answer-meta").textContent = `${answer.status} · route ${answer.route} · budget ${answer.budget} · ` +
       `${rounds} round${rounds === 1 ? "" : "s"}` + (answer.cached ? " · served from the answer store" : "") +
       (answer.id ? ` · id ${answer.id}` : "");
+    renderShare(answer.id);
     $("answer-read-as").textContent = answer.read_as ? `Read as: ${answer.read_as}` : "";
     $("answer-read-as").hidden = !answer.read_as;
     $("answer-reason").textContent = answer.reason || "";
@@ -200,11 +194,19 @@
       const item = el("li", null, "clause");
       item.append(el("span", clause.clause, "clause-text"));
       item.append(el("span", `${Math.round(clause.confidence * 100)}%`, "confidence"));
+      // A sentence the team accepted for an earlier question, marked in the words `citeline ask` prints.
+      if (clause.chosen_by === "team") {
+        const asked = (clause.remembered || {}).question;
+        item.append(el("div", MEMORY + (asked ? `: accepted for "${asked}"` : ""), "memory meta"));
+      }
       // Each cited source with its place and its text: the answer's content, code and lists included.
       const sources = el("div", null, "sources");
       for (const source of clause.sources || []) {
         const cite = el("span", null, "cite");
-        cite.append(sourceLink(source, `${source.path}:${lines(source)}`));
+        // Named as a closest passage is: repository/path:lines, then its heading.
+        const where = `${source.repository ? source.repository + "/" : ""}${source.path}:${lines(source)}`;
+        cite.append(sourceLink(source, where));
+        if (source.heading) cite.append(" ", el("span", source.heading, "heading"));
         const forge = forgeLink(source);
         if (forge) cite.append(" ", forge);
         const cited = el("div", null, "cited");
@@ -280,6 +282,44 @@
     askQuestion(body);
   }
 
+  // A stored answer by its id, as `/?answer=ID` opens it: the same rendering as a fresh one.
+  async function showStoredAnswer(id) {
+    showError("");
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
+      showError(`not an answer id: ${id}`);
+      return;
+    }
+    try {
+      const answer = await call(`/v1/answers/${encodeURIComponent(id)}`);
+      $("question").value = answer.question;
+      renderAnswer(answer);
+      for (const listener of listeners) listener(answer);
+    } catch (error) {
+      showError(error.message);
+    }
+  }
+
+  // The page opened on a link: `/?answer=ID` shows that stored answer, `/?q=QUESTION` (with `budget=` and
+  // `repo=` optional, repeatable) asks it at once.
+  function openLinked() {
+    const params = new URLSearchParams(window.location.search);
+    const id = (params.get("answer") || "").trim();
+    if (id) {
+      showStoredAnswer(id);
+      return;
+    }
+    const question = (params.get("q") || "").trim();
+    if (!question) return;
+    $("question").value = question;
+    const budget = params.get("budget");
+    if (["low", "mid", "high"].includes(budget)) $("budget").value = budget;
+    const repos = params.getAll("repo").flatMap((r) => r.split(",")).map((r) => r.trim()).filter(Boolean);
+    $("repos").value = repos.join(", ");
+    const body = { question, budget: $("budget").value };
+    if (repos.length) body.filters = { repositories: repos };
+    askQuestion(body);
+  }
+
   window.citeline = {
     $, call, el, forgeLink, headers, lines, showSource, askQuestion, clearSource,
     onAnswered: (listener) => listeners.push(listener),
@@ -291,7 +331,9 @@
     key.addEventListener("change", () => {
       sessionStorage.setItem("citeline-key", key.value.trim());
       document.dispatchEvent(new Event("citeline:key"));
+      if ($("answer").hidden) openLinked(); // a linked question refused for want of a key: ask it now
     });
     $("ask-form").addEventListener("submit", ask);
+    openLinked();
   });
 })();
