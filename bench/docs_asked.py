@@ -2,7 +2,7 @@
 
     python bench/docs_asked.py DOCS_FAQ [--set blind|real|page] [--role heldout|tune]
         [--model LABEL=RELEVANCE[,CHECK][@REL,CHECK][#SETTING=N,...] ...] [--styles plain,situation,terse]
-        [--limit N] [--workdir DIR] [--dump FILE]
+        [--limit N] [--every N] [--workdir DIR] [--dump FILE]
     python bench/docs_asked.py --report DUMP [DUMP ...]
 
 DOCS_FAQ is `traindata/docs_faq`. `--set blind` (the default) asks `blind_questions` (written before the docs
@@ -107,6 +107,7 @@ def main() -> None:
     ap.add_argument("--styles", default=",".join(PAGE_STYLES), help="page set: the wordings to ask")
     ap.add_argument("--budget", choices=["low", "mid", "high"], default="mid")
     ap.add_argument("--limit", type=int, help="the first N questions only (a smoke run)")
+    ap.add_argument("--every", type=int, default=1, help="every Nth row of the set only (a spread sample)")
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--report", type=Path, nargs="+", help="print the figures of dumps; ask nothing")
@@ -124,9 +125,9 @@ def main() -> None:
     if args.data is None:
         ap.error("DOCS_FAQ is required unless --report is given")
     if args.set == "page":
-        asked = page_rows(args.data, args.role, tuple(s for s in args.styles.split(",") if s))
+        asked = page_rows(args.data, args.role, tuple(s for s in args.styles.split(",") if s), args.every)
     else:
-        asked = _SETS[args.set](args.data, args.role)
+        asked = _SETS[args.set](args.data, args.role)[:: args.every]
     asked = asked[: args.limit] if args.limit else asked
     models = [ModelSpec.parse(m) for m in args.model or ["shipped="]]
     print(f"{len(asked)} {args.set} questions of {args.role}; models {', '.join(m.label for m in models)}")

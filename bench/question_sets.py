@@ -109,12 +109,12 @@ def real_rows(data: Path, role: str) -> list[Asked]:
     return out
 
 
-def page_rows(data: Path, role: str, styles: tuple[str, ...] = PAGE_STYLES) -> list[Asked]:
-    """`page_questions` of the role: each style answered by the row's sentence, and its near miss."""
+def page_rows(data: Path, role: str, styles: tuple[str, ...] = PAGE_STYLES, every: int = 1) -> list[Asked]:
+    """`page_questions` of the role (every `every`th row): each style answered by the row's sentence, and
+    its near miss."""
     out = []
-    for r in read_jsonl(data / "page_questions.jsonl.gz"):
-        if r["repo"] not in ROLES[role]:
-            continue
+    rows = [r for r in read_jsonl(data / "page_questions.jsonl.gz") if r["repo"] in ROLES[role]]
+    for r in rows[::every]:
         gold = ((r["path"], r["answer"]),)
         out += [Asked(r["repo"], r[s], "page", s, True, gold) for s in styles if r.get(s)]
         if r.get("near_miss"):

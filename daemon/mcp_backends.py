@@ -138,7 +138,10 @@ class LocalBackend:
         config, database = open_process(self._config_path, serving=True)
         engine = build_engine(database, model_names(config), config.retrieval, compare_disk=True)
         self._engine = engine
-        settings = ApiSettings()
+        settings = ApiSettings(
+            warn_backlog_age_seconds=config.thresholds.warn_backlog_age_seconds,
+            ready_max_backlog_age_seconds=config.thresholds.ready_max_backlog_age_seconds,
+        )
         pool = engine.retriever.pool
         metrics = ApiMetrics(lambda: pool.connection(timeout=settings.database_timeout_seconds))
         services = Services(pool, engine.retriever, engine.answer, settings, metrics, engine.planner)
