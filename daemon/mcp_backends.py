@@ -13,11 +13,8 @@ repository is never widened by answering in this process instead.
 
 from __future__ import annotations
 
-import json
 import threading
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,7 +23,7 @@ from api.mcp.backend import DocsBackend, SearchArgs, ServicesBackend, ToolRefuse
 from daemon.config import Config, ConfigError, load_config
 from daemon.instance import ServerRecord
 from daemon.lookups import server_for, token_for
-from daemon.remote import UnreachableError
+from daemon.remote import RefusedError, UnreachableError, call_api
 from daemon.whereabouts import no_database, no_index_message
 from indexer.database import DatabaseError
 
@@ -50,27 +47,10 @@ class RemoteBackend:
         self._token = token
 
     def _call(self, path: str, body: dict[str, Any] | None = None, timeout: float = CALL_SECONDS) -> Any:
-        headers = {"Accept": "application/json"}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        data = None
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-            data = json.dumps(body).encode()
-        request = urllib.request.Request(self._record.url + path, data=data, headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            if 400 <= exc.code < 500:
-                try:
-                    detail = json.loads(exc.read()).get("detail") or exc.reason
-                except ValueError:
-                    detail = exc.reason
-                raise ToolRefusedError(exc.code, str(detail)) from exc
-            raise UnreachableError(f"HTTP {exc.code}") from exc
-        except (OSError, ValueError) as exc:
-            raise UnreachableError(str(exc)) from exc
+            return call_api(self._record, path, self._token, body, timeout)
+        except RefusedError as exc:
+            raise ToolRefusedError(exc.status, str(exc)) from exc
 
     def search(self, args: SearchArgs) -> dict[str, Any]:
         params = [("q", args.query or ""), ("k", str(args.k)), ("lane", "hybrid")]

@@ -20,6 +20,7 @@ from daemon.instance import ServerRecord
 __all__ = [
     "RefusedError",
     "UnreachableError",
+    "call_api",
     "remote_answer",
     "remote_feedback",
     "remote_gaps",
@@ -52,9 +53,12 @@ class RefusedError(RuntimeError):
         self.status = status
 
 
-def _call(
+def call_api(
     record: ServerRecord, path: str, token: str | None, body: dict[str, Any] | None, timeout: float
 ) -> Any:
+    """The JSON the server at `record` answers `path` with (a POST of `body` when given), with `token` as the
+    bearer key: `RefusedError` with the server's `detail` for any 4xx, `UnreachableError` when it cannot be
+    reached, fails or answers with something that is not JSON. `citeline mcp` calls it too."""
     headers = {"Accept": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -67,15 +71,26 @@ def _call(
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        if 400 <= exc.code < 500 and exc.code not in (401, 403):  # no key for it: answer without it
+        if 400 <= exc.code < 500:
             try:
                 detail = json.loads(exc.read()).get("detail") or exc.reason
-            except ValueError:
+            except (OSError, ValueError):  # an unreadable body: its reason phrase
                 detail = exc.reason
             raise RefusedError(exc.code, str(detail)) from exc
         raise UnreachableError(f"HTTP {exc.code}") from exc
     except (OSError, ValueError) as exc:
         raise UnreachableError(str(exc)) from exc
+
+
+def _call(
+    record: ServerRecord, path: str, token: str | None, body: dict[str, Any] | None, timeout: float
+) -> Any:
+    try:
+        return call_api(record, path, token, body, timeout)
+    except RefusedError as exc:
+        if exc.status in (401, 403):  # no key for it: answer without it
+            raise UnreachableError(f"HTTP {exc.status}") from exc
+        raise
 
 
 def _pruned(value: Any) -> Any:

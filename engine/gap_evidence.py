@@ -15,7 +15,7 @@ from engine.gap_groups import Asked, GapConfig, Groups, question_words, section_
 from engine.gap_kinds import Passage, near_passages
 from indexer.database import Connection
 from indexer.feedback import AcceptedPair, accepted_pairs, feedback_rows, mark_stale
-from indexer.gaps import answered_questions, failed_questions, live_sentences
+from indexer.gaps import ANSWERED, FAILED, live_sentences, stored_questions
 
 __all__ = ["closed_groups", "read_askings"]
 
@@ -31,7 +31,7 @@ def read_askings(
     up to `config.max_rows` of each kind; marks stale the accepted sentences gone stale on the way."""
     narrowed = only if only is not None else scope
     found: list[Asked] = []
-    for f in failed_questions(conn, scope, only, since=since, limit=config.max_rows):
+    for f in stored_questions(conn, FAILED, scope, only, since=since, limit=config.max_rows):
         read = f.status == "insufficient"  # a failed asking rated nothing, whatever it held
         passages, rated = near_passages(f.nearest, config.floor) if read else ((), False)
         found.append(
@@ -105,7 +105,7 @@ def closed_groups(
     last = [members[-1].at for members in groups.members]
     closed = [False] * len(last)
     limit = groups.config.max_rows
-    answered = answered_questions(conn, scope, only, since=since, limit=limit)
+    answered = stored_questions(conn, ANSWERED, scope, only, since=since, limit=limit)
     live = live_sentences(conn, {i for a in answered for i in a.cited})
     for answer in answered:
         if answer.cited and all(i in live for i in answer.cited):

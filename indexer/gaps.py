@@ -3,7 +3,7 @@
 Scoping follows `indexer.history`: a caller limited to some repositories (`scope`) sees an answer only when
 it was asked within them and cites only them. `only` narrows further to the repositories a caller asks for:
 an answer asked within them, or one whose closest passage lies in one of them (an answer asked over every
-repository has no other tie to a repository). The verified answers that close gaps (`answered_questions`) are
+repository has no other tie to a repository). The verified answers that close gaps (`ANSWERED`) are
 scoped the same way, and `live_sentences` reads back the passages a gap shows, as they are now.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from indexer.database import Connection
 
-__all__ = ["FailedQuestion", "LiveSentence", "answered_questions", "failed_questions", "live_sentences"]
+__all__ = ["ANSWERED", "FAILED", "FailedQuestion", "LiveSentence", "live_sentences", "stored_questions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class FailedQuestion:
     nearest: tuple[dict[str, Any], ...] = field(default=())
     """The answer's near passages as stored (`engine.passages.NearPassage.to_dict`), best first."""
     cited: tuple[int, ...] = field(default=())
-    """The sentences a verified answer cites (`answered_questions`); empty for the others."""
+    """The sentences a verified answer cites (`ANSWERED`); empty for the others."""
 
 
 _SQL = """
@@ -68,40 +68,24 @@ LIMIT %(limit)s
 """
 
 
-def failed_questions(
-    conn: Connection,
-    scope: Collection[str] | None,
-    only: Collection[str] | None = None,
-    *,
-    since: datetime | None = None,
-    limit: int = 5000,
-) -> list[FailedQuestion]:
-    """Up to `limit` stored answers with status `insufficient` or `fail`, newest first, readable within
-    `scope` (None: all) and tied to `only` (None: any), asked at `since` or later."""
-    return _answers(conn, ("insufficient", "fail"), scope, only, since, limit)
+FAILED = ("insufficient", "fail")
+"""The statuses of the answers that open gaps (`stored_questions`)."""
+ANSWERED = ("answer",)
+"""The status of the verified answers that close gaps (`stored_questions`)."""
 
 
-def answered_questions(
-    conn: Connection,
-    scope: Collection[str] | None,
-    only: Collection[str] | None = None,
-    *,
-    since: datetime | None = None,
-    limit: int = 5000,
-) -> list[FailedQuestion]:
-    """Up to `limit` stored verified answers (status `answer`), newest first, scoped as `failed_questions`
-    is; each with the sentences it cites and, as its closest section, its first source's."""
-    return _answers(conn, ("answer",), scope, only, since, limit)
-
-
-def _answers(
+def stored_questions(
     conn: Connection,
     statuses: tuple[str, ...],
     scope: Collection[str] | None,
-    only: Collection[str] | None,
-    since: datetime | None,
-    limit: int,
+    only: Collection[str] | None = None,
+    *,
+    since: datetime | None = None,
+    limit: int = 5000,
 ) -> list[FailedQuestion]:
+    """Up to `limit` stored answers with one of `statuses` (`FAILED`: `insufficient` or `fail`; `ANSWERED`:
+    verified, each with the sentences it cites and, as its closest section, its first source's), newest
+    first, readable within `scope` (None: all) and tied to `only` (None: any), asked at `since` or later."""
     params = {
         "statuses": list(statuses),
         "scope": None if scope is None else list(scope),

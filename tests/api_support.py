@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
+import pytest
 import uvicorn
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -23,9 +24,11 @@ from api.app import create_app
 from api.context import Answering
 from api.server import uvicorn_config
 from api.settings import ApiKey, ApiSettings
+from daemon.instance import ServerRecord, database_digest, recorded_server
+from engine.answers import Answer
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.crossencoders import EntailmentScores
-from engine.search import Retriever
+from engine.search import Filters, Retriever
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
 from indexer.hashing import normalize_sentence
@@ -124,3 +127,53 @@ def served(app: Litestar) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def cli_environment(database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Point the `citeline` commands a test runs in this process at `database` and a data dir under
+    `tmp_path`, with no config file and no API keys from the environment; returns the data dir."""
+    monkeypatch.setenv("CITELINE_DATABASE_URL", database.url)
+    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
+    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
+    return tmp_path / "data"
+
+
+@contextmanager
+def answering_client(
+    conn: Connection,
+    root: Path,
+    database: Database,
+    retriever: Retriever,
+    settings: ApiSettings | None = None,
+) -> Iterator[TestClient]:  # type: ignore[type-arg]
+    """An in-process client over `alpha` and `beta` indexed under `root`, answering with the real engine
+    (`real_answering`)."""
+    index_two_repositories(conn, root)
+    answering = real_answering(database, retriever)
+    with client_for(database, retriever, answering, settings) as test_client:
+        yield test_client
+
+
+def counted_answering(database: Database, retriever: Retriever) -> tuple[Answering, list[str]]:
+    """`real_answering`, and the list of the questions it is asked, in order."""
+    answering = real_answering(database, retriever)
+    asked: list[str] = []
+
+    def counted(question: str, budget: str, filters: Filters) -> Answer:
+        asked.append(question)
+        return answering(question, budget, filters)
+
+    return counted, asked
+
+
+@contextmanager
+def served_for(
+    app: Litestar, data_dir: Path, database: Database, host: str = "127.0.0.1"
+) -> Iterator[ServerRecord]:
+    """Serve `app` (`served`) recorded as the server for `data_dir` and `database` (at `host`), as `citeline
+    serve` records itself, so that the commands run meanwhile go through it; yields the record."""
+    with served(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with recorded_server(data_dir, host, port, database_digest(database.url, data_dir)) as record:
+            yield record

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import psycopg
 
+from engine.search import Hit
 from indexer.database import Connection, Database
 from indexer.schema import available_migrations
 from indexer.store import TEXT_SEARCH_CONFIG
@@ -140,3 +141,22 @@ def old_index_with_a_document(database: Database, version: int, path: str) -> It
             (path,),
         )
         yield conn
+
+
+def sentence_id_of(conn: Connection, text: str) -> int:
+    """The id of the indexed sentence that says `text`."""
+    row = conn.execute("SELECT id FROM sentences WHERE text = %s", (text,)).fetchone()
+    assert row is not None, text
+    return int(row[0])
+
+
+def hit_of(conn: Connection, text: str) -> Hit:
+    """The indexed sentence that says `text`, as search returns it (no score, not from memory)."""
+    r = conn.execute(
+        "SELECT s.id, s.text, rp.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal"
+        " FROM sentences s JOIN documents d ON d.id = s.document_id"
+        " JOIN repositories rp ON rp.id = d.repository_id WHERE s.text = %s",
+        (text,),
+    ).fetchone()
+    assert r is not None, text
+    return Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], None, False)

@@ -8,8 +8,8 @@ PostgreSQL."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,26 +20,24 @@ from api.app import create_app
 from api.settings import ApiSettings
 from daemon.answering import render_answer
 from daemon.cli import main
-from daemon.instance import database_digest, recorded_server
 from engine.controller import AnswerEngine, EngineConfig, answer
 from engine.passages import NEAREST
 from engine.search import Retriever
 from engine.store import load_answer
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
-from tests.api_support import ContainmentNLI, client_for, index_two_repositories, served
+from tests.api_support import ContainmentNLI, cli_environment, client_for, index_two_repositories, served_for
+from tests.helpers import sentence_id_of
 
 QUESTION = "What does stage 0 download?"
 TOOLCHAIN = "Stage 0 downloads a prebuilt beta toolchain."
+Serve = Callable[[float], AbstractContextManager[None]]
+"""A block during which a server answering with a given composite threshold serves the commands."""
 
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 def _engine(database: Database, retriever: Retriever, threshold: float) -> AnswerEngine:
@@ -56,16 +54,18 @@ def _server(data_dir: Path, database: Database, retriever: Retriever, threshold:
     app = create_app(
         database, retriever, partial(answer, engine=_engine(database, retriever, threshold)), ApiSettings()
     )
-    with served(app) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with recorded_server(data_dir, "127.0.0.1", port, database_digest(database.url, data_dir)):
-            yield
+    with served_for(app, data_dir, database):
+        yield
 
 
-def _sentence(conn: Connection, text: str) -> int:
-    row = conn.execute("SELECT id FROM sentences WHERE text = %s", (text,)).fetchone()
-    assert row is not None
-    return int(row[0])
+@pytest.fixture
+def serve(
+    data_dir: Path, conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
+) -> Serve:
+    """`alpha` and `beta` indexed; then, for a composite threshold (`_engine`), a block during which a
+    server answering with it is recorded for the data dir, so that `citeline ask` and `feedback` use it."""
+    index_two_repositories(conn, tmp_path)
+    return partial(_server, data_dir, clean_database, lexical_retriever)
 
 
 def _answer_id(printed: str) -> str:
@@ -75,16 +75,10 @@ def _answer_id(printed: str) -> str:
 
 
 def test_a_plain_ask_prints_the_answer_id_and_feedback_helpful_alone_accepts_its_cited_sentences(
-    data_dir: Path,
-    conn: Connection,
-    tmp_path: Path,
-    clean_database: Database,
-    lexical_retriever: Retriever,
-    capsys: pytest.CaptureFixture[str],
+    serve: Serve, conn: Connection, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    index_two_repositories(conn, tmp_path)
-    toolchain = _sentence(conn, TOOLCHAIN)
-    with _server(data_dir, clean_database, lexical_retriever, 0.5):
+    toolchain = sentence_id_of(conn, TOOLCHAIN)
+    with serve(0.5):
         assert main(["ask", QUESTION]) == 0
         printed = capsys.readouterr().out
         answer_id = _answer_id(printed)
@@ -99,15 +93,9 @@ def test_a_plain_ask_prints_the_answer_id_and_feedback_helpful_alone_accepts_its
 
 
 def test_helpful_feedback_on_an_answer_that_cites_nothing_says_so_and_names_the_closest_passages(
-    data_dir: Path,
-    conn: Connection,
-    tmp_path: Path,
-    clean_database: Database,
-    lexical_retriever: Retriever,
-    capsys: pytest.CaptureFixture[str],
+    serve: Serve, conn: Connection, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    index_two_repositories(conn, tmp_path)
-    with _server(data_dir, clean_database, lexical_retriever, 0.95):
+    with serve(0.95):
         assert main(["ask", QUESTION]) == 1
         printed = capsys.readouterr().out
         answer_id = _answer_id(printed)
@@ -137,7 +125,7 @@ def test_the_api_accepts_the_cited_sentences_or_names_the_closest_passages_the_s
     conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
     index_two_repositories(conn, tmp_path)
-    toolchain = _sentence(conn, TOOLCHAIN)
+    toolchain = sentence_id_of(conn, TOOLCHAIN)
     for threshold in (0.5, 0.95):
         engine = _engine(clean_database, lexical_retriever, threshold)
         with client_for(clean_database, lexical_retriever, partial(answer, engine=engine)) as client:

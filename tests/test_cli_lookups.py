@@ -24,18 +24,20 @@ from engine.answers import Answer
 from engine.inputs import MAX_K
 from engine.kinds import Budget, Route, Stage, Status
 from engine.passages import NEAREST, NearPassage
-from engine.search import Filters, Hit, Retriever
+from engine.search import Hit, Retriever
 from indexer.database import Connection, Database
-from tests.api_support import client_for, index_two_repositories, real_answering, served
+from tests.api_support import (
+    cli_environment,
+    client_for,
+    counted_answering,
+    index_two_repositories,
+    served,
+)
 
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 BAD_INPUT = [
@@ -140,13 +142,7 @@ def test_ask_and_search_go_through_a_running_server(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     index_two_repositories(conn, tmp_path)
-    answering = real_answering(clean_database, lexical_retriever)
-    asked: list[str] = []
-
-    def counted(question: str, budget: str, filters: Filters) -> Answer:
-        asked.append(question)
-        return answering(question, budget, filters)
-
+    counted, asked = counted_answering(clean_database, lexical_retriever)
     digest = database_digest(clean_database.url, data_dir)
     app = create_app(clean_database, lexical_retriever, counted, ApiSettings())
     with served(app) as url:

@@ -17,18 +17,14 @@ from daemon.cli import EXIT_CLOSED_PIPE, main
 from daemon.instance import database_digest, recorded_server
 from engine.search import Retriever
 from indexer.database import Connection, Database
-from tests.api_support import index_two_repositories, real_answering, served
+from tests.api_support import cli_environment, index_two_repositories, real_answering, served
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 def _into_a_closed_pipe(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,6 @@ from litestar.testing import TestClient
 from api.app import create_app
 from api.settings import ApiSettings
 from daemon.cli import main
-from daemon.instance import database_digest, recorded_server
 from engine.search import Retriever
 from indexer.database import Connection, Database
 from tests.api_support import (
@@ -23,11 +22,13 @@ from tests.api_support import (
     BETA_KEY,
     FULL_KEY,
     KEYS,
-    client_for,
+    answering_client,
+    cli_environment,
     index_two_repositories,
     real_answering,
-    served,
+    served_for,
 )
+from tests.helpers import sentence_id_of
 
 FULL = {"Authorization": f"Bearer {FULL_KEY}"}
 ALPHA = {"Authorization": f"Bearer {ALPHA_KEY}"}
@@ -39,17 +40,9 @@ QUESTION = "What does stage 0 download?"
 def client(
     conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> Iterator[TestClient]:  # type: ignore[type-arg]
-    index_two_repositories(conn, tmp_path)
     settings = ApiSettings(keys=KEYS)
-    answering = real_answering(clean_database, lexical_retriever)
-    with client_for(clean_database, lexical_retriever, answering, settings) as test_client:
+    with answering_client(conn, tmp_path, clean_database, lexical_retriever, settings) as test_client:
         yield test_client
-
-
-def _sentence(conn: Connection, text: str) -> int:
-    row = conn.execute("SELECT id FROM sentences WHERE text = %s", (text,)).fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 def _ask(client: TestClient, repositories: list[str] | None = None) -> dict[str, Any]:  # type: ignore[type-arg]
@@ -95,7 +88,7 @@ def test_a_scoped_key_gives_feedback_only_within_its_repositories(
 ) -> None:
     answer = _ask(client, ["alpha"])
     url = f"/v1/answers/{answer['id']}/feedback"
-    bread = _sentence(conn, "Bake the bread at 220 degrees.")
+    bread = sentence_id_of(conn, "Bake the bread at 220 degrees.")
     assert client.post(url, json={"helpful": True}, headers=BETA).status_code == 404
     refused = client.post(url, json={"helpful": True, "sentence_ids": [bread]}, headers=ALPHA)
     assert refused.status_code == 403 and str(bread) in refused.json()["detail"]
@@ -150,11 +143,7 @@ BAD_FEEDBACK = [
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize(("body", "flags"), BAD_FEEDBACK)
@@ -185,16 +174,14 @@ def test_the_cli_gives_feedback_through_a_running_server_and_on_its_own(
     app = create_app(
         clean_database, lexical_retriever, real_answering(clean_database, lexical_retriever), ApiSettings()
     )
-    toolchain = _sentence(conn, "Stage 0 downloads a prebuilt beta toolchain.")
-    with served(app) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with recorded_server(data_dir, "127.0.0.1", port, database_digest(clean_database.url, data_dir)):
-            assert main(["ask", QUESTION, "--json"]) == 0
-            answer_id = json.loads(capsys.readouterr().out)["id"]
-            assert main(["feedback", answer_id, "--helpful", "--sentence", str(toolchain), "--json"]) == 0
-            remote = json.loads(capsys.readouterr().out)
-            assert main(["feedback", str(uuid.uuid4()), "--helpful"]) == 2
-            assert "no answer" in capsys.readouterr().err
+    toolchain = sentence_id_of(conn, "Stage 0 downloads a prebuilt beta toolchain.")
+    with served_for(app, data_dir, clean_database):
+        assert main(["ask", QUESTION, "--json"]) == 0
+        answer_id = json.loads(capsys.readouterr().out)["id"]
+        assert main(["feedback", answer_id, "--helpful", "--sentence", str(toolchain), "--json"]) == 0
+        remote = json.loads(capsys.readouterr().out)
+        assert main(["feedback", str(uuid.uuid4()), "--helpful"]) == 2
+        assert "no answer" in capsys.readouterr().err
     assert main(["feedback", answer_id, "--unhelpful", "--comment", "too terse", "--local"]) == 0
     assert capsys.readouterr().out.startswith(f"recorded feedback {remote['id'] + 1} on answer {answer_id}")
     assert remote["accepted"] == [toolchain]

@@ -10,11 +10,11 @@ import pytest
 from engine.answers import Answer, AnswerClause, Budget, ReferenceNeed, Route, Status, Verification
 from engine.feedback import FeedbackError, give_feedback, question_key
 from engine.inputs import InputError
-from engine.search import Hit
 from engine.store import save_answer
 from indexer.database import Connection
 from indexer.feedback import accepted_pairs, feedback_rows, mark_stale
 from indexer.reconcile import Repository, reconcile_repository
+from tests.helpers import hit_of
 
 GUIDE = "# Build\n\nRun the build with make. The cache lives in the target folder.\n"
 OTHER = "# Bread\n\nBake the bread at 220 degrees.\n"
@@ -27,19 +27,8 @@ def _index(conn: Connection, root: Path, name: str = "docs", text: str = GUIDE) 
     reconcile_repository(conn, Repository(name, folder))
 
 
-def _sentence(conn: Connection, text: str) -> Hit:
-    r = conn.execute(
-        "SELECT s.id, s.text, rp.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal"
-        " FROM sentences s JOIN documents d ON d.id = s.document_id"
-        " JOIN repositories rp ON rp.id = d.repository_id WHERE s.text = %s",
-        (text,),
-    ).fetchone()
-    assert r is not None
-    return Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], None, False)
-
-
 def _answer(conn: Connection, cited: str = "Run the build with make.", repos: list[str] | None = None) -> str:
-    hit = _sentence(conn, cited)
+    hit = hit_of(conn, cited)
     clause = AnswerClause(cited, [hit], 0.9, ReferenceNeed.SINGLE, Verification(composite=0.9))
     answer = Answer(
         "How do I build?", Status.ANSWER, Route.FAST, Budget.MID, [clause], filters={"repositories": repos}
@@ -58,7 +47,7 @@ def test_helpful_feedback_accepts_the_named_sentences_with_their_hashes(
     conn: Connection, indexed: Path
 ) -> None:
     answer_id = _answer(conn)
-    cache = _sentence(conn, "The cache lives in the target folder.")
+    cache = hit_of(conn, "The cache lives in the target folder.")
     record = give_feedback(conn, answer_id, True, [cache.sentence_id], "  the cache line says it  ")
     assert record.helpful and record.sentence_ids == (cache.sentence_id,)
     assert record.comment == "the cache line says it"
@@ -74,7 +63,7 @@ def test_helpful_feedback_accepts_the_named_sentences_with_their_hashes(
 
 def test_feedback_outlives_a_pruned_answer_store(conn: Connection, indexed: Path) -> None:
     answer_id = _answer(conn)
-    give_feedback(conn, answer_id, True, [_sentence(conn, "Run the build with make.").sentence_id])
+    give_feedback(conn, answer_id, True, [hit_of(conn, "Run the build with make.").sentence_id])
     conn.execute("DELETE FROM answers")
     assert [row.question for row in feedback_rows(conn)] == ["How do I build?"]
     assert len(accepted_pairs(conn)) == 1
@@ -85,7 +74,7 @@ def test_deleting_a_repository_deletes_its_feedback_and_keeps_the_others(
 ) -> None:
     docs_answer = _answer(conn)
     kitchen_answer = _answer(conn, "Bake the bread at 220 degrees.")
-    give_feedback(conn, docs_answer, True, [_sentence(conn, "Run the build with make.").sentence_id])
+    give_feedback(conn, docs_answer, True, [hit_of(conn, "Run the build with make.").sentence_id])
     give_feedback(conn, kitchen_answer, False)
     conn.execute("DELETE FROM repositories WHERE name = 'docs'")
     assert [row.answer_id for row in feedback_rows(conn)] == [kitchen_answer]
@@ -94,8 +83,8 @@ def test_deleting_a_repository_deletes_its_feedback_and_keeps_the_others(
 
 def test_an_accepted_sentence_edited_or_deleted_is_marked_stale(conn: Connection, indexed: Path) -> None:
     answer_id = _answer(conn)
-    build = _sentence(conn, "Run the build with make.")
-    cache = _sentence(conn, "The cache lives in the target folder.")
+    build = hit_of(conn, "Run the build with make.")
+    cache = hit_of(conn, "The cache lives in the target folder.")
     give_feedback(conn, answer_id, True, [build.sentence_id, cache.sentence_id])
     assert mark_stale(conn) == 0
     _index(conn, indexed, text="# Build\n\nRun the build with cargo. The cache lives in the target folder.\n")
@@ -107,7 +96,7 @@ def test_unhelpful_feedback_naming_no_sentence_rejects_every_cited_one(
     conn: Connection, indexed: Path
 ) -> None:
     answer_id = _answer(conn)
-    build = _sentence(conn, "Run the build with make.")
+    build = hit_of(conn, "Run the build with make.")
     record = give_feedback(conn, answer_id, False)
     assert record.rejected == (build.sentence_id,) and record.accepted == ()
     rows = conn.execute("SELECT question_norm, helpful FROM accepted_answers").fetchall()
@@ -122,7 +111,7 @@ def test_feedback_on_a_missing_answer_is_not_found(conn: Connection, indexed: Pa
 
 def test_a_scoped_caller_may_not_name_another_repositorys_sentence(conn: Connection, indexed: Path) -> None:
     answer_id = _answer(conn, repos=["docs"])
-    bread = _sentence(conn, "Bake the bread at 220 degrees.")
+    bread = hit_of(conn, "Bake the bread at 220 degrees.")
     with pytest.raises(FeedbackError) as caught:
         give_feedback(conn, answer_id, True, [bread.sentence_id], repositories=("docs",))
     assert caught.value.status == 403

@@ -24,6 +24,7 @@ from tests.api_support import (
     ALPHA_KEY,
     FULL_KEY,
     KEYS,
+    cli_environment,
     client_for,
     index_two_repositories,
     real_answering,
@@ -152,11 +153,7 @@ def test_the_check_names_only_what_the_caller_may_read(conn: Connection, indexed
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 COMMANDS = [

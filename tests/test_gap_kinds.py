@@ -24,11 +24,12 @@ from engine.feedback import give_feedback
 from engine.gap_kinds import Passage, near_passages
 from engine.gaps import Asked, GapConfig, find_gaps, group_gaps
 from engine.passages import NearPassage
-from engine.search import Hit, Retriever
+from engine.search import Retriever
 from engine.store import save_answer
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
 from tests.api_support import FULL_KEY, KEYS, client_for, index_two_repositories
+from tests.helpers import hit_of
 
 FULL = {"Authorization": f"Bearer {FULL_KEY}"}
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
@@ -97,29 +98,18 @@ def test_passages_without_a_relevance_model_are_unrated_and_a_stored_floor_wins(
     assert near_passages([], 0.35) == ((), True), "a search that found nothing rated nothing near"
 
 
-def _hit(conn: Connection, text: str) -> Hit:
-    r = conn.execute(
-        "SELECT s.id, s.text, rp.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal"
-        " FROM sentences s JOIN documents d ON d.id = s.document_id"
-        " JOIN repositories rp ON rp.id = d.repository_id WHERE s.text = %s",
-        (text,),
-    ).fetchone()
-    assert r is not None, text
-    return Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], None, False)
-
-
 def _refused(conn: Connection, question: str, *rated: tuple[str, float]) -> str:
     """An insufficient answer whose near passages were rated as given, in the order given (search order)."""
     nearest = [
-        NearPassage(_hit(conn, text), "no clause was drawn from it", None, "relevance", rating, 0.35, rating)
-        for text, rating in rated
+        NearPassage(hit_of(conn, t), "no clause was drawn from it", None, "relevance", rating, 0.35, rating)
+        for t, rating in rated
     ]
     answer = Answer(question, Status.INSUFFICIENT, Route.FAST, Budget.MID, filters=_FILTERS, nearest=nearest)
     return save_answer(conn, answer)
 
 
 def _verified(conn: Connection, question: str, text: str) -> str:
-    clause = AnswerClause(text, [_hit(conn, text)], 0.9, ReferenceNeed.SINGLE, Verification(composite=0.9))
+    clause = AnswerClause(text, [hit_of(conn, text)], 0.9, ReferenceNeed.SINGLE, Verification(composite=0.9))
     return save_answer(
         conn, Answer(question, Status.ANSWER, Route.FAST, Budget.MID, [clause], filters=_FILTERS)
     )
@@ -226,7 +216,7 @@ def test_the_teams_acceptance_closes_a_gap_and_a_later_refusal_shows_the_accepte
     conn: Connection, asked: Path
 ) -> None:
     skip = _refused(conn, SKIP, ("Run them with the test command.", 0.1))
-    give_feedback(conn, skip, True, [_hit(conn, "Run them with the test command.").sentence_id])
+    give_feedback(conn, skip, True, [hit_of(conn, "Run them with the test command.").sentence_id])
     assert _gap(conn, SKIP) is None
     _refused(
         conn, "Skipping a UI test?", ("UI tests compare the compiler output with reference files.", 0.05)
@@ -251,7 +241,7 @@ def test_a_gap_says_when_its_closest_page_changed_after_it_was_asked(conn: Conne
 def test_an_insufficient_answer_rated_nothing_is_unrated_not_missing_from_the_docs(
     conn: Connection, asked: Path
 ) -> None:
-    hit = _hit(conn, "Bread dough rises because yeast produces carbon dioxide.")
+    hit = hit_of(conn, "Bread dough rises because yeast produces carbon dioxide.")
     nearest = [NearPassage(hit, "not entailed")]
     dough = Answer("Why does dough rise?", Status.INSUFFICIENT, Route.FAST, Budget.MID, filters=_FILTERS)
     dough.nearest = nearest

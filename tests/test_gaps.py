@@ -21,11 +21,12 @@ from engine.feedback import give_feedback
 from engine.gaps import Asked, find_gaps, group_gaps, parse_since
 from engine.inputs import InputError
 from engine.passages import NearPassage
-from engine.search import Hit, Retriever
+from engine.search import Retriever
 from engine.store import save_answer
 from indexer.database import Connection, Database
 from indexer.reconcile import Repository, reconcile_repository
-from tests.api_support import ALPHA_KEY, FULL_KEY, KEYS, client_for, index_two_repositories
+from tests.api_support import ALPHA_KEY, FULL_KEY, KEYS, cli_environment, client_for, index_two_repositories
+from tests.helpers import hit_of
 from training.data import load_relevance
 
 FULL = {"Authorization": f"Bearer {FULL_KEY}"}
@@ -89,15 +90,7 @@ def test_since_reads_durations_and_dates_and_refuses_anything_else() -> None:
 
 
 def _near(conn: Connection, text: str) -> NearPassage:
-    r = conn.execute(
-        "SELECT s.id, s.text, rp.name, d.path, s.line_start, s.line_end, s.heading_path, d.id, s.ordinal"
-        " FROM sentences s JOIN documents d ON d.id = s.document_id"
-        " JOIN repositories rp ON rp.id = d.repository_id WHERE s.text = %s",
-        (text,),
-    ).fetchone()
-    assert r is not None
-    hit = Hit(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), r[7], r[8], None, False)
-    return NearPassage(hit, "not entailed")
+    return NearPassage(hit_of(conn, text), "not entailed")
 
 
 def _insufficient(conn: Connection, question: str, near: str, repositories: list[str] | None = None) -> str:
@@ -190,11 +183,7 @@ def test_unhelpful_answers_and_stale_accepted_ones_are_gaps(conn: Connection, as
 
 @pytest.fixture
 def data_dir(clean_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
-    monkeypatch.delenv("CITELINE_API_KEYS", raising=False)
-    return tmp_path / "data"
+    return cli_environment(clean_database, monkeypatch, tmp_path)
 
 
 def test_the_cli_lists_and_exports_the_gaps(

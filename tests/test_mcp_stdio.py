@@ -16,11 +16,9 @@ import pytest
 from api.app import create_app
 from api.mcp.results import NOT_VERIFIED
 from api.settings import ApiSettings
-from daemon.instance import database_digest, recorded_server
-from engine.answers import Answer
-from engine.search import Filters, Retriever
+from engine.search import Retriever
 from indexer.database import Connection, Database
-from tests.api_support import ALPHA_KEY, FULL_KEY, KEYS, index_two_repositories, real_answering, served
+from tests.api_support import ALPHA_KEY, FULL_KEY, KEYS, counted_answering, index_two_repositories, served_for
 from tests.mcp_support import call, run, stdio_session, text_of
 
 
@@ -36,18 +34,10 @@ def running(
     """A server with keys for the data dir, recorded there as `citeline serve` records itself; yields the
     questions its engine was asked."""
     index_two_repositories(conn, tmp_path)
-    answering = real_answering(clean_database, lexical_retriever)
-    asked: list[str] = []
-
-    def counted(question: str, budget: str, filters: Filters) -> Answer:
-        asked.append(question)
-        return answering(question, budget, filters)
-
+    counted, asked = counted_answering(clean_database, lexical_retriever)
     app = create_app(clean_database, lexical_retriever, counted, ApiSettings(keys=KEYS))
-    with served(app) as url:
-        port = int(url.rsplit(":", 1)[1])
-        with recorded_server(data_dir, "127.0.0.1", port, database_digest(clean_database.url, data_dir)):
-            yield asked
+    with served_for(app, data_dir, clean_database):
+        yield asked
 
 
 def _env(data_dir: Path, database: Database, key: str | None = None) -> dict[str, str]:

@@ -21,9 +21,8 @@ from tests.api_support import (
     FULL_KEY,
     KEYS,
     VOTE_KEY,
-    client_for,
-    index_two_repositories,
-    real_answering,
+    answering_client,
+    cli_environment,
 )
 
 FULL = {"Authorization": f"Bearer {FULL_KEY}"}
@@ -75,9 +74,7 @@ def test_the_api_command_refuses_a_bad_key_spec_in_one_line_before_loading_model
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("CITELINE_DATABASE_URL", clean_database.url)
-    monkeypatch.setenv("CITELINE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.delenv("CITELINE_CONFIG", raising=False)
+    cli_environment(clean_database, monkeypatch, tmp_path)
     monkeypatch.setenv("CITELINE_API_KEYS", f"{TOKEN}:alpha:teacher")
     assert main(["api"]) == 2
     err = capsys.readouterr().err
@@ -89,9 +86,8 @@ def test_the_api_command_refuses_a_bad_key_spec_in_one_line_before_loading_model
 def client(
     conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> Iterator[TestClient]:  # type: ignore[type-arg]
-    index_two_repositories(conn, tmp_path)
-    answering = real_answering(clean_database, lexical_retriever)
-    with client_for(clean_database, lexical_retriever, answering, ApiSettings(keys=KEYS)) as test_client:
+    settings = ApiSettings(keys=KEYS)
+    with answering_client(conn, tmp_path, clean_database, lexical_retriever, settings) as test_client:
         yield test_client
 
 
@@ -149,9 +145,7 @@ def test_a_teaching_key_accepts_sentences_for_everyone(
 def test_with_no_keys_configured_everyone_may_teach(
     conn: Connection, tmp_path: Path, clean_database: Database, lexical_retriever: Retriever
 ) -> None:
-    index_two_repositories(conn, tmp_path)
-    answering = real_answering(clean_database, lexical_retriever)
-    with client_for(clean_database, lexical_retriever, answering, ApiSettings()) as open_client:
+    with answering_client(conn, tmp_path, clean_database, lexical_retriever, ApiSettings()) as open_client:
         answer = open_client.post("/v1/answers", json={"question": QUESTION}).json()
         cited = answer["clauses"][0]["sources"][0]["sentence_id"]
         body = {"helpful": True, "sentence_ids": [cited]}
