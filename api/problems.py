@@ -23,9 +23,14 @@ from api.contract import PROBLEM_JSON
 from engine.inputs import HITS, MAX_K, MAX_QUERY_CHARS, QUERY, InputError, hit_count, required_text
 from indexer.database import DatabaseError
 
-__all__ = ["PROBLEM_JSON", "exception_handlers", "problem"]
+__all__ = ["INTERNAL_DETAIL", "PROBLEM_JSON", "UNREACHABLE_DETAIL", "exception_handlers", "problem"]
 
 log = structlog.get_logger(__name__)
+
+UNREACHABLE_DETAIL = "the database is unreachable; retry shortly"
+"""The 503's detail for a database the API cannot reach (the MCP tools say the same: `api.mcp.backend`)."""
+INTERNAL_DETAIL = "internal error; see the server log"
+"""The 500's detail: nothing about the failure itself."""
 
 
 def problem(
@@ -92,7 +97,7 @@ def _unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[di
     log.warning("database unavailable", path=request.url.path, error=str(exc))
     return problem(
         503,
-        "the database is unreachable; retry shortly",
+        UNREACHABLE_DETAIL,
         instance=request.url.path,
         headers={"Retry-After": "5"},
     )
@@ -108,7 +113,7 @@ def _bad_value(request: Request[Any, Any, Any], exc: psycopg.DataError) -> Respo
 
 def _internal(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     log.exception("unhandled error", path=request.url.path, error=f"{type(exc).__name__}: {exc}")
-    return problem(500, "internal error; see the server log", instance=request.url.path)
+    return problem(500, INTERNAL_DETAIL, instance=request.url.path)
 
 
 def exception_handlers() -> ExceptionHandlersMap:

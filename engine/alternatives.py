@@ -30,7 +30,7 @@ def close_alternatives(
 ) -> list[Hit]:
     """Up to `most - len(chosen)` further candidates, in the planner's order, each rated within `margin` of
     the best-rated chosen candidate (`closeness`) and saying something else (not the same text as one
-    already taken). None when `most` is no more than what was chosen or nothing was chosen."""
+    already taken); nothing when `most` is no more than what was chosen or nothing was chosen."""
     if not chosen or most <= len(chosen):
         return []
     best = max(closeness(state, h) for h in chosen)

@@ -56,6 +56,7 @@ class EngineConfig:
     """How many verified clauses a one-hop lookup may answer with at once when its best candidates are rated
     within `lookup_margin` of each other (`engine.alternatives`); 1 bets on the best one."""
     lookup_margin: float = 0.1
+    """How close to the best candidate's rating an alternative's must come (`close_alternatives`)."""
 
     spelling: bool = True
     """Read a question with its misspelt words replaced by the indexed words they were meant to be

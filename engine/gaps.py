@@ -36,7 +36,7 @@ from typing import Any
 
 from engine.gap_evidence import closed_groups, read_askings
 from engine.gap_exports import gaps_csv, gaps_markdown
-from engine.gap_groups import Asked, GapConfig, grouped
+from engine.gap_groups import Asked, GapConfig, Groups, grouped
 from engine.gap_kinds import Passage, classify, kind_rank
 from engine.inputs import InputError
 from indexer.database import Connection
@@ -170,6 +170,22 @@ def _gap(
     )
 
 
+def _open_groups(
+    conn: Connection,
+    scope: Collection[str] | None,
+    only: Collection[str] | None,
+    since: datetime | None,
+    config: GapConfig,
+) -> tuple[Groups, list[int]]:
+    """The askings grouped, and the indexes of the groups still open (nothing closed them)."""
+    groups = grouped(read_askings(conn, scope, only, since, config), config)
+    if not groups.members:
+        return groups, []
+    earliest = min(members[0].at for members in groups.members)
+    closed = closed_groups(conn, groups, scope, only, earliest)
+    return groups, [i for i, shut in enumerate(closed) if not shut]
+
+
 def _open_gaps(
     conn: Connection,
     scope: Collection[str] | None,
@@ -177,12 +193,9 @@ def _open_gaps(
     since: datetime | None,
     config: GapConfig,
 ) -> list[Gap]:
-    groups = grouped(read_askings(conn, scope, only, since, config), config)
-    if not groups.members:
+    groups, kept = _open_groups(conn, scope, only, since, config)
+    if not kept:
         return []
-    earliest = min(members[0].at for members in groups.members)
-    closed = closed_groups(conn, groups, scope, only, earliest)
-    kept = [i for i, shut in enumerate(closed) if not shut]
     ids = {
         p.sentence_id
         for i in kept
@@ -210,5 +223,6 @@ def find_gaps(
 
 
 def open_gap_count(conn: Connection, config: GapConfig | None = None) -> int:
-    """How many open gap groups there are now, over every repository (the `/metrics` gauge)."""
-    return len(_open_gaps(conn, None, None, None, config or GapConfig()))
+    """How many open gap groups there are now, over every repository (the `/metrics` gauge): counted without
+    reading their passages back or classifying them."""
+    return len(_open_groups(conn, None, None, None, config or GapConfig())[1])

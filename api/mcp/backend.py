@@ -31,6 +31,7 @@ from api.auth import Access
 from api.context import Services
 from api.feedback import feedback_body, record_feedback
 from api.models import AskRequest
+from api.problems import INTERNAL_DETAIL, UNREACHABLE_DETAIL
 from api.routes import answer_question, index_status, read_sentence, search_sentences
 from engine.search import SearchMode
 from indexer.database import DatabaseError
@@ -46,10 +47,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-UNREACHABLE_DETAIL = "the database is unreachable; retry shortly"
-"""The API's 503 detail for a database it cannot reach (`api.problems`)."""
-INTERNAL_DETAIL = "internal error; see the server log"
-"""The API's 500 detail: nothing about the failure itself."""
 
 T = TypeVar("T")
 

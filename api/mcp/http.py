@@ -31,7 +31,7 @@ from api.auth import Access, access_of
 from api.context import Services
 from api.mcp.backend import DocsBackend, ServicesBackend, ToolRefusedError
 from api.mcp.server import docs_server
-from api.requests import MAX_JSON_DEPTH, json_depth
+from api.requests import TOO_DEEP, nests_too_deep
 
 __all__ = ["MCP_PATH", "McpEndpoint"]
 
@@ -100,8 +100,8 @@ async def _checked_body(receive: Receive, limit: int) -> bytes:
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
-    if body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH and json_depth(body) > MAX_JSON_DEPTH:
-        raise ClientException(f"the request body nests deeper than {MAX_JSON_DEPTH} levels")
+    if nests_too_deep(body):
+        raise ClientException(TOO_DEEP)
     return body
 
 
