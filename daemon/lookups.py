@@ -51,12 +51,13 @@ def _filters(args: argparse.Namespace) -> Filters:
 
 
 def token_for(config: Config) -> str | None:
-    """A key for the local server: an unscoped one when any is configured (`[api] keys`, then
-    `CITELINE_API_KEYS`), else the first."""
+    """A key for the local server: an unscoped one that may teach when any is configured (`[api] keys`, then
+    `CITELINE_API_KEYS`), else an unscoped one, else the first."""
     entries = [e.strip() for e in (*config.api.keys, *os.environ.get("CITELINE_API_KEYS", "").split(","))]
     entries = [e for e in entries if e]
-    unscoped = [e for e in entries if ":" not in e]
-    chosen = (unscoped or entries)[:1]
+    unscoped = [e for e in entries if not e.partition(":")[2].partition(":")[0].strip()]
+    teaching = [e for e in unscoped if "teach" in e.partition(":")[2].partition(":")[2].split("|")]
+    chosen = (teaching or unscoped or entries)[:1]
     return chosen[0].partition(":")[0].strip() if chosen else None
 
 

@@ -146,9 +146,16 @@ def remote_search(
 def remote_feedback(
     record: ServerRecord, token: str | None, answer_id: str, body: dict[str, Any], timeout: float = 60.0
 ) -> dict[str, Any]:
-    """`POST /v1/answers/{id}/feedback` on the server: the stored feedback record."""
+    """`POST /v1/answers/{id}/feedback` on the server: the stored feedback record. Only a 401 (no key for
+    it) falls back to the local process; a 403 is raised as `RefusedError`, so a key that may not teach never
+    teaches through the command line's own database connection instead."""
     path = f"/v1/answers/{urllib.parse.quote(answer_id, safe='')}/feedback"
-    result: dict[str, Any] = _call(record, path, token, body, timeout)
+    try:
+        result: dict[str, Any] = call_api(record, path, token, body, timeout)
+    except RefusedError as exc:
+        if exc.status == 401:  # no key for it: recorded without the server
+            raise UnreachableError(f"HTTP {exc.status}") from exc
+        raise  # a 403 is the server's answer (this key may not teach): no local write goes around it
     return result
 
 

@@ -26,7 +26,16 @@ from engine.search import Retriever
 from engine.store import load_answer
 from engine.verdicts import VerifyConfig
 from indexer.database import Connection, Database
-from tests.api_support import ContainmentNLI, cli_environment, client_for, index_two_repositories, served_for
+from tests.api_support import (
+    FULL_KEY,
+    KEYS,
+    VOTE_KEY,
+    ContainmentNLI,
+    cli_environment,
+    client_for,
+    index_two_repositories,
+    served_for,
+)
 from tests.helpers import sentence_id_of
 
 QUESTION = "What does stage 0 download?"
@@ -182,3 +191,38 @@ def test_a_clause_from_the_team_s_memory_is_marked_in_plain_output() -> None:
         '     from the team\'s memory: accepted for "which toolchain does stage 0 fetch?"',
         "     [s42] docs/build.md:3 [Building]",
     ]
+
+
+def test_a_key_the_server_refuses_to_let_teach_does_not_teach_through_the_local_database(
+    data_dir: Path,
+    conn: Connection,
+    tmp_path: Path,
+    clean_database: Database,
+    lexical_retriever: Retriever,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    index_two_repositories(conn, tmp_path)
+    monkeypatch.setenv("CITELINE_API_KEYS", VOTE_KEY)
+    engine = _engine(clean_database, lexical_retriever, 0.5)
+    app = create_app(
+        clean_database, lexical_retriever, partial(answer, engine=engine), ApiSettings(keys=KEYS)
+    )
+    toolchain = sentence_id_of(conn, TOOLCHAIN)
+    with served_for(app, data_dir, clean_database):
+        assert main(["ask", QUESTION]) == 0
+        answer_id = _answer_id(capsys.readouterr().out)
+        assert main(["feedback", answer_id, "--helpful", "--sentence", str(toolchain)]) == 2
+    assert "may not" in capsys.readouterr().err
+    assert conn.execute("SELECT count(*) FROM accepted_answers").fetchone() == (0,)
+
+
+def test_the_command_line_prefers_an_unscoped_teaching_key() -> None:
+    from daemon.config import load_config
+    from daemon.lookups import token_for
+
+    config = load_config(None)
+    keys = f"{VOTE_KEY},{FULL_KEY}:alpha:teach,{FULL_KEY[::-1]}::teach"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITELINE_API_KEYS", keys)
+        assert token_for(config) == FULL_KEY[::-1]
