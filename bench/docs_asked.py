@@ -38,7 +38,7 @@ _SETS = {"blind": blind_rows, "real": real_rows}
 
 
 def _rate(part: list[dict[str, Any]], key: str) -> str:
-    return f"{mean([float(r[key]) for r in part]):.3f}" if part else "-"
+    return f"{_rate_f(part, key):.3f}" if part else "-"
 
 
 def figures(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -46,15 +46,18 @@ def figures(records: list[dict[str, Any]]) -> list[tuple[str, str]]:
     answerable = [r for r in records if r["answerable"]]
     unanswerable = [r for r in records if not r["answerable"] and r["style"] != "near_miss"]
     refused = [r for r in answerable if not r["answered"]]
-    clauses = [h for r in answerable if r["answered"] for h in r.get("clause_hits", [])]
     answered = [r for r in answerable if r["answered"]]
+    clauses = [h for r in answered for h in r.get("clause_hits", [])]
     rows = [
         ("answerable asked", str(len(answerable))),
         ("answer hit", _rate(answerable, "hit")),
         ("answered wrong", _rate(answerable, "wrong")),
         ("refused answerable", f"{len(refused) / max(1, len(answerable)):.3f}"),
         ("  of those, answer in closest 5", _rate(refused, "nearest5")),
-        ("unanswerable refused", f"{1 - _rate_f(unanswerable, 'answered'):.3f} ({len(unanswerable)})"),
+        (
+            "unanswerable refused",
+            f"{1 - _rate_f(unanswerable, 'answered'):.3f} ({len(unanswerable)})" if unanswerable else "-",
+        ),
         ("search top 10", f"{mean([float(r['rank10'] is not None) for r in answerable]):.3f}"),
         ("clause precision", f"{mean([float(h) for h in clauses]):.3f}" if clauses else "-"),
         ("clauses per answer", f"{len(clauses) / max(1, len(answered)):.2f}"),

@@ -178,8 +178,9 @@ def loss_of(record: dict[str, Any]) -> str | None:
 
 def _record(asked: Asked, label: str, body: dict[str, Any], top: list[Any], ms: float) -> dict[str, Any]:
     answers = asked.answers
-    ranks = [i for i, h in enumerate(top, 1) if answers_unit(h.path, h.text, answers)]
-    gold_ids = {h.sentence_id for h in top if answers_unit(h.path, h.text, answers)}
+    gold = [(i, h.sentence_id) for i, h in enumerate(top, 1) if answers_unit(h.path, h.text, answers)]
+    ranks = [i for i, _ in gold]
+    gold_ids = {sentence_id for _, sentence_id in gold}
     cited = [s for c in body["clauses"] for s in c["sources"]]
     nearest = body.get("nearest", [])
     near = [i for i, n in enumerate(nearest, 1) if answers_unit(n["path"], n["text"], answers)]
